@@ -1,0 +1,134 @@
+#include "ir/builder.h"
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace cds::ir {
+
+namespace {
+template <typename T>
+std::shared_ptr<T> WithSpan(std::shared_ptr<T> n, const Span& span) {
+  n->span = span;
+  return n;
+}
+}  // namespace
+
+TypePtr ScalarTy(DataType dt) {
+  static const auto cache = [] {
+    std::vector<TypePtr> v;
+    for (DataType d : kAllDataTypes) v.push_back(std::make_shared<const ScalarType>(d));
+    return v;
+  }();
+  return cache[static_cast<size_t>(dt)];
+}
+
+TypePtr TensorTy(std::vector<ExprPtr> shape, DataType dt) {
+  return std::make_shared<const TensorType>(std::move(shape), dt);
+}
+
+TypePtr DistTensorTy(std::vector<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
+  return std::make_shared<const DistributedTensorType>(std::move(shape), dt, nullptr, nullptr, std::move(wb));
+}
+
+std::vector<ExprPtr> Shape(std::initializer_list<int64_t> dims) {
+  std::vector<ExprPtr> out;
+  for (int64_t d : dims) out.push_back(Int(d));
+  return out;
+}
+
+VarPtr MakeVar(std::string name, TypePtr type, Span span) {
+  return WithSpan(std::make_shared<Var>(std::move(name), std::move(type)), span);
+}
+ExprPtr Int(int64_t v, DataType dt, Span span) { return WithSpan(std::make_shared<ConstInt>(v, dt), span); }
+ExprPtr Float(double v, DataType dt, Span span) { return WithSpan(std::make_shared<ConstFloat>(v, dt), span); }
+ExprPtr Bool(bool v, Span span) { return WithSpan(std::make_shared<ConstBool>(v), span); }
+ExprPtr Str(std::string v, Span span) { return WithSpan(std::make_shared<ConstString>(std::move(v)), span); }
+ExprPtr Tuple(std::vector<ExprPtr> elements, Span span) {
+  return WithSpan(std::make_shared<MakeTuple>(std::move(elements)), span);
+}
+
+DataType PromoteDataTypes(BinaryOp op, DataType a, DataType b) {
+  switch (op) {
+    case BinaryOp::kEq:
+    case BinaryOp::kNe:
+    case BinaryOp::kLt:
+    case BinaryOp::kLe:
+    case BinaryOp::kGt:
+    case BinaryOp::kGe:
+    case BinaryOp::kAnd:
+    case BinaryOp::kOr: return DataType::kBool;
+    default: break;
+  }
+  if (IsFloat(a) || IsFloat(b)) {
+    if (!IsFloat(a)) return b;
+    if (!IsFloat(b)) return a;
+    return DataTypeBytes(b) > DataTypeBytes(a) ? b : a;
+  }
+  if (a == DataType::kIndex || b == DataType::kIndex) return DataType::kIndex;
+  return DataTypeBytes(b) > DataTypeBytes(a) ? b : a;
+}
+
+static const ScalarType* ScalarOrNull(const ExprPtr& e) {
+  if (!e || !e->type || e->type->kind() != NodeKind::kScalarType) return nullptr;
+  return static_cast<const ScalarType*>(e->type.get());
+}
+
+ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, Span span) {
+  const ScalarType* ta = ScalarOrNull(a);
+  const ScalarType* tb = ScalarOrNull(b);
+  if (!ta || !tb) {
+    throw ValueError(fmt::format("operator {} needs scalar operands", BinaryOpName(op)), span);
+  }
+  TypePtr t = ScalarTy(PromoteDataTypes(op, ta->dtype, tb->dtype));
+  return WithSpan(std::make_shared<BinaryExpr>(op, std::move(a), std::move(b), std::move(t)), span);
+}
+
+ExprPtr Unary(UnaryOp op, ExprPtr x, Span span) {
+  const ScalarType* tx = ScalarOrNull(x);
+  if (!tx) throw ValueError(fmt::format("operator {} needs a scalar operand", UnaryOpName(op)), span);
+  TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : x->type;
+  return WithSpan(std::make_shared<UnaryExpr>(op, std::move(x), std::move(t)), span);
+}
+
+CallPtr MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device, TypePtr result_type,
+                         Span span) {
+  auto gv = std::make_shared<GlobalVar>(std::move(callee));
+  gv->span = span;
+  ExprAttrList attrs;
+  if (device) attrs.emplace_back("device", std::move(device));
+  auto call = std::make_shared<Call>(std::move(gv), std::move(args), KwargList{}, std::move(attrs),
+                                     result_type ? std::move(result_type) : UnknownType::Get());
+  call->span = span;
+  return call;
+}
+
+StmtPtr Assign(VarPtr var, ExprPtr value, Span span) {
+  return WithSpan(std::make_shared<AssignStmt>(std::move(var), std::move(value)), span);
+}
+StmtPtr Eval(ExprPtr e, Span span) { return WithSpan(std::make_shared<EvalStmt>(std::move(e)), span); }
+StmtPtr Return(std::vector<ExprPtr> values, Span span) {
+  return WithSpan(std::make_shared<ReturnStmt>(std::move(values)), span);
+}
+SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, Span span) {
+  return WithSpan(std::make_shared<SeqStmts>(std::move(stmts)), span);
+}
+StmtPtr For(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, Span span) {
+  return WithSpan(std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
+                                            std::move(body)),
+                  span);
+}
+StmtPtr While(ExprPtr cond, StmtPtr body, Span span) {
+  return WithSpan(std::make_shared<WhileStmt>(std::move(cond), std::move(body)), span);
+}
+StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, Span span) {
+  return WithSpan(std::make_shared<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
+}
+
+std::vector<StmtPtr> Flatten(const StmtPtr& body) {
+  if (!body) return {};
+  if (body->kind() == NodeKind::kSeqStmts) return static_cast<const SeqStmts&>(*body).stmts;
+  return {body};
+}
+
+}  // namespace cds::ir

@@ -1,0 +1,95 @@
+#include "ir/mutator.h"
+
+namespace cds::ir {
+
+NodePtr IRMutator::MutateNode(const NodePtr& n) {
+  if (!n) return n;
+  switch (n->kind()) {
+#define CDS_MUTATE_CASE(N) \
+  case NodeKind::k##N:     \
+    return Mutate##N(std::static_pointer_cast<const N>(n));
+    CDS_ALL_NODES(CDS_MUTATE_CASE)
+#undef CDS_MUTATE_CASE
+  }
+  return n;
+}
+
+ExprPtr IRMutator::MutateExpr(const ExprPtr& e) { return std::static_pointer_cast<const Expr>(MutateNode(e)); }
+StmtPtr IRMutator::MutateStmt(const StmtPtr& s) { return std::static_pointer_cast<const Stmt>(MutateNode(s)); }
+TypePtr IRMutator::MutateType(const TypePtr& t) { return std::static_pointer_cast<const Type>(MutateNode(t)); }
+
+// Uses of Vars are leaves: identity is the point, so they are never rebuilt.
+NodePtr IRMutator::MutateVar(const std::shared_ptr<const Var>& n) { return n; }
+NodePtr IRMutator::MutateIterArg(const std::shared_ptr<const IterArg>& n) { return n; }
+NodePtr IRMutator::MutateOp(const std::shared_ptr<const Op>& n) { return n; }
+
+NodePtr IRMutator::MutateWindowBuffer(const std::shared_ptr<const WindowBuffer>& n) {
+  auto it = window_memo_.find(n.get());
+  if (it != window_memo_.end()) return it->second;
+  NodePtr result = MutateChildren(n);
+  if (result != n) {
+    // The name hint follows the (possibly new) base.
+    auto wb = std::static_pointer_cast<const WindowBuffer>(result);
+    if (wb->base && wb->name_hint != wb->base->name_hint) {
+      auto fixed = std::make_shared<WindowBuffer>(*wb);
+      fixed->name_hint = wb->base->name_hint;
+      result = fixed;
+    }
+  }
+  window_memo_.emplace(n.get(), result);
+  return result;
+}
+
+#define CDS_MUTATE_DEFAULT(N) \
+  NodePtr IRMutator::Mutate##N(const std::shared_ptr<const N>& n) { return MutateChildren(n); }
+CDS_TYPE_NODES(CDS_MUTATE_DEFAULT)
+CDS_STMT_NODES(CDS_MUTATE_DEFAULT)
+CDS_MUTATE_DEFAULT(Function)
+CDS_MUTATE_DEFAULT(Program)
+CDS_MUTATE_DEFAULT(GlobalVar)
+CDS_MUTATE_DEFAULT(ConstInt)
+CDS_MUTATE_DEFAULT(ConstFloat)
+CDS_MUTATE_DEFAULT(ConstBool)
+CDS_MUTATE_DEFAULT(ConstString)
+CDS_MUTATE_DEFAULT(BinaryExpr)
+CDS_MUTATE_DEFAULT(UnaryExpr)
+CDS_MUTATE_DEFAULT(MakeTuple)
+CDS_MUTATE_DEFAULT(TupleGetItem)
+CDS_MUTATE_DEFAULT(Slice)
+CDS_MUTATE_DEFAULT(Subscript)
+CDS_MUTATE_DEFAULT(Call)
+#undef CDS_MUTATE_DEFAULT
+
+namespace {
+class Substituter final : public IRMutator {
+ public:
+  explicit Substituter(const VarMap& m) : map_(m) {}
+  NodePtr MutateVar(const std::shared_ptr<const Var>& n) override { return Lookup(n); }
+  NodePtr MutateIterArg(const std::shared_ptr<const IterArg>& n) override { return Lookup(n); }
+
+ private:
+  NodePtr Lookup(const VarPtr& v) {
+    auto it = map_.find(v.get());
+    return it == map_.end() ? NodePtr(v) : NodePtr(it->second);
+  }
+  const VarMap& map_;
+};
+}  // namespace
+
+StmtPtr Substitute(const StmtPtr& stmt, const VarMap& var_map) {
+  if (var_map.empty()) return stmt;
+  Substituter s(var_map);
+  return s.MutateStmt(stmt);
+}
+ExprPtr Substitute(const ExprPtr& expr, const VarMap& var_map) {
+  if (var_map.empty()) return expr;
+  Substituter s(var_map);
+  return s.MutateExpr(expr);
+}
+TypePtr Substitute(const TypePtr& type, const VarMap& var_map) {
+  if (var_map.empty()) return type;
+  Substituter s(var_map);
+  return s.MutateType(type);
+}
+
+}  // namespace cds::ir

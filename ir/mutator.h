@@ -1,0 +1,107 @@
+#pragma once
+
+// A rewriting walk derived from the field tables. Each Mutate<Kind> hook returns
+// the (possibly new) node; the default rebuilds a node only when one of its
+// fields changed, so untouched subtrees come back pointer-identical.
+// Definitions go through MutateDef (default: kept). WindowBuffers are memoised:
+// one old WindowBuffer maps to one new one, so sharing between views survives.
+
+#include <unordered_map>
+
+#include "ir/dispatch.h"
+#include "ir/field_values.h"
+
+namespace cds::ir {
+
+class IRMutator {
+ public:
+  virtual ~IRMutator() = default;
+
+  NodePtr MutateNode(const NodePtr& n);
+  ExprPtr MutateExpr(const ExprPtr& e);
+  StmtPtr MutateStmt(const StmtPtr& s);
+  TypePtr MutateType(const TypePtr& t);
+  // Typed entry point for any node: MutateAs(program), MutateAs(function).
+  template <typename T>
+  std::shared_ptr<const T> MutateAs(const std::shared_ptr<const T>& n) {
+    return std::static_pointer_cast<const T>(MutateNode(n));
+  }
+
+  virtual VarPtr MutateDef(const VarPtr& v) { return v; }
+
+#define CDS_MUTATE_DECL(N) virtual NodePtr Mutate##N(const std::shared_ptr<const N>& n);
+  CDS_ALL_NODES(CDS_MUTATE_DECL)
+#undef CDS_MUTATE_DECL
+
+ protected:
+  template <typename T>
+  std::shared_ptr<const T> MutateChildren(const std::shared_ptr<const T>& node) {
+    T copy(*node);
+    bool changed = false;
+    ForEachMutableField(copy, [&](std::string_view, auto& value, FieldRole role) {
+      if (role == FieldRole::kIgnored) return;
+      if (Value(value, role)) changed = true;
+    });
+    if (!changed) return node;
+    return std::make_shared<const T>(std::move(copy));
+  }
+
+ private:
+  // Rewrites `v` in place; returns whether anything changed.
+  template <typename T>
+  bool Value(T& v, FieldRole role) {
+    if constexpr (detail::IsNodePtr<T>::value) {
+      if (!v) return false;
+      using E = typename T::element_type;
+      NodePtr nv;
+      if (role == FieldRole::kDef) {
+        if constexpr (std::is_base_of_v<Var, E>) {
+          nv = MutateDef(v);
+        } else {
+          nv = MutateNode(v);
+        }
+      } else {
+        nv = MutateNode(v);
+      }
+      if (nv == v) return false;
+      CDS_CHECK(nv != nullptr, "mutator returned null for a present field");
+      if constexpr (std::is_same_v<E, Var>) {
+        CDS_CHECK(IsVarLikeKind(nv->kind()), "mutator replaced a Var field with a non-Var");
+      } else if constexpr (std::is_same_v<E, Expr>) {
+        CDS_CHECK(IsExprKind(nv->kind()), "mutator replaced an expression with a non-expression");
+      } else if constexpr (std::is_same_v<E, Stmt>) {
+        CDS_CHECK(IsStmtKind(nv->kind()), "mutator replaced a statement with a non-statement");
+      } else if constexpr (std::is_same_v<E, Type>) {
+        CDS_CHECK(IsTypeKind(nv->kind()), "mutator replaced a type with a non-type");
+      } else if constexpr (!std::is_same_v<E, Node>) {
+        CDS_CHECK(nv->kind() == v->kind(), "mutator changed the kind of a typed field");
+      }
+      v = std::static_pointer_cast<E>(std::const_pointer_cast<Node>(nv));
+      return true;
+    } else if constexpr (detail::IsVector<T>::value) {
+      bool changed = false;
+      for (auto& e : v) changed |= Value(e, role);
+      return changed;
+    } else if constexpr (detail::IsOptional<T>::value) {
+      return v ? Value(*v, role) : false;
+    } else if constexpr (detail::IsPair<T>::value) {
+      return Value(v.second, role);
+    } else if constexpr (std::is_same_v<T, AttrValue>) {
+      if (auto* e = std::get_if<ExprPtr>(&v)) return Value(*e, role);
+      return false;
+    } else {
+      return false;
+    }
+  }
+
+  std::unordered_map<const WindowBuffer*, NodePtr> window_memo_;
+};
+
+// Replaces uses of the mapped Vars (never their definitions). Returns the input
+// pointer when nothing was replaced.
+using VarMap = std::unordered_map<const Var*, ExprPtr>;
+StmtPtr Substitute(const StmtPtr& stmt, const VarMap& var_map);
+ExprPtr Substitute(const ExprPtr& expr, const VarMap& var_map);
+TypePtr Substitute(const TypePtr& type, const VarMap& var_map);
+
+}  // namespace cds::ir

@@ -1,0 +1,151 @@
+#pragma once
+
+// Base of every IR object, the node-kind list, and the field-table machinery.
+//
+// Each concrete node describes its fields exactly once, in a static Fields()
+// table: name, member pointer and role (definition / usual / ignored). The
+// visitor, the mutator, structural equality, structural hashing and the
+// difference-path reporter are all derived from these tables, so adding a field
+// to a node cannot leave one of them behind (the class of bug behind PyPTO's
+// issues #2412 and #2446, where a type field was missing from the hash).
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <tuple>
+
+#include "ir/span.h"
+
+namespace cds::ir {
+
+#define CDS_TYPE_NODES(X) \
+  X(ScalarType)           \
+  X(PtrType)              \
+  X(TensorType)           \
+  X(DistributedTensorType) \
+  X(TileType)             \
+  X(TupleType)            \
+  X(UnknownType)
+
+// Var-like nodes (definitions compared through a bijective mapping) come first.
+#define CDS_EXPR_NODES(X) \
+  X(Var)                  \
+  X(IterArg)              \
+  X(WindowBuffer)         \
+  X(GlobalVar)            \
+  X(ConstInt)             \
+  X(ConstFloat)           \
+  X(ConstBool)            \
+  X(ConstString)          \
+  X(BinaryExpr)           \
+  X(UnaryExpr)            \
+  X(MakeTuple)            \
+  X(TupleGetItem)         \
+  X(Slice)                \
+  X(Subscript)            \
+  X(Call)
+
+#define CDS_STMT_NODES(X)  \
+  X(AssignStmt)            \
+  X(UnpackAssignStmt)      \
+  X(SubscriptAssignStmt)   \
+  X(EvalStmt)              \
+  X(ReturnStmt)            \
+  X(YieldStmt)             \
+  X(SeqStmts)              \
+  X(ForStmt)               \
+  X(WhileStmt)             \
+  X(IfStmt)                \
+  X(CommDomainScopeStmt)   \
+  X(ScopeStmt)
+
+#define CDS_OTHER_NODES(X) \
+  X(Op)                    \
+  X(Function)              \
+  X(Program)
+
+#define CDS_ALL_NODES(X) CDS_TYPE_NODES(X) CDS_EXPR_NODES(X) CDS_STMT_NODES(X) CDS_OTHER_NODES(X)
+
+enum class NodeKind : uint8_t {
+#define CDS_ENUM_ENTRY(N) k##N,
+  CDS_ALL_NODES(CDS_ENUM_ENTRY)
+#undef CDS_ENUM_ENTRY
+};
+
+std::string_view NodeKindName(NodeKind kind);
+
+inline bool IsTypeKind(NodeKind k) { return k >= NodeKind::kScalarType && k <= NodeKind::kUnknownType; }
+inline bool IsExprKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeKind::kCall; }
+inline bool IsStmtKind(NodeKind k) { return k >= NodeKind::kAssignStmt && k <= NodeKind::kScopeStmt; }
+inline bool IsVarLikeKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeKind::kWindowBuffer; }
+
+// Immutable after construction by convention: nodes are shared through
+// shared_ptr<const T>; a pass builds new nodes and reuses untouched subtrees.
+class Node {
+ public:
+  virtual ~Node() = default;
+  NodeKind kind() const { return kind_; }
+  Span span;  // not part of structural equality or hashing
+
+ protected:
+  explicit Node(NodeKind kind) : kind_(kind) {}
+  Node(const Node&) = default;
+  Node& operator=(const Node&) = default;
+
+ private:
+  NodeKind kind_;
+};
+using NodePtr = std::shared_ptr<const Node>;
+
+// ---------------------------------------------------------------------------
+// Field tables
+
+enum class FieldRole : uint8_t {
+  kDef,      // introduces Vars (assign LHS, params, loop vars): mapped, not compared by address
+  kUsual,    // compared / hashed / visited by value (Var uses follow the mapping)
+  kIgnored,  // carried but invisible to equality and hashing (name hints)
+};
+
+template <typename C, typename M>
+struct FieldDesc {
+  std::string_view name;
+  M C::*member;
+  FieldRole role;
+};
+
+template <typename C, typename M>
+constexpr FieldDesc<C, M> DefField(std::string_view name, M C::*m) {
+  return {name, m, FieldRole::kDef};
+}
+template <typename C, typename M>
+constexpr FieldDesc<C, M> UsualField(std::string_view name, M C::*m) {
+  return {name, m, FieldRole::kUsual};
+}
+template <typename C, typename M>
+constexpr FieldDesc<C, M> IgnoredField(std::string_view name, M C::*m) {
+  return {name, m, FieldRole::kIgnored};
+}
+
+// Calls f(name, value, role) for each field of `node` in table order.
+template <typename T, typename F>
+void ForEachField(const T& node, F&& f) {
+  std::apply([&](const auto&... fd) { (f(fd.name, node.*(fd.member), fd.role), ...); },
+             T::Fields());
+}
+
+// Calls f(name, lhs_value, rhs_value, role) for each field; stops when f returns false.
+template <typename T, typename F>
+bool ForEachFieldPair(const T& lhs, const T& rhs, F&& f) {
+  return std::apply(
+      [&](const auto&... fd) { return (f(fd.name, lhs.*(fd.member), rhs.*(fd.member), fd.role) && ...); },
+      T::Fields());
+}
+
+// Calls f(name, mutable_value_ref, role) on a node under construction (the mutator).
+template <typename T, typename F>
+void ForEachMutableField(T& node, F&& f) {
+  std::apply([&](const auto&... fd) { (f(fd.name, node.*(fd.member), fd.role), ...); },
+             T::Fields());
+}
+
+}  // namespace cds::ir

@@ -1,0 +1,213 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ir/function.h"
+
+namespace cds::ir {
+
+std::string_view NodeKindName(NodeKind kind) {
+  switch (kind) {
+#define CDS_NAME_ENTRY(N) \
+  case NodeKind::k##N:    \
+    return #N;
+    CDS_ALL_NODES(CDS_NAME_ENTRY)
+#undef CDS_NAME_ENTRY
+  }
+  return "?";
+}
+
+std::shared_ptr<const PtrType> PtrType::Get() {
+  static const auto instance = std::make_shared<const PtrType>();
+  return instance;
+}
+
+std::shared_ptr<const UnknownType> UnknownType::Get() {
+  static const auto instance = std::make_shared<const UnknownType>();
+  return instance;
+}
+
+static TypePtr ScalarOf(DataType dt) { return std::make_shared<const ScalarType>(dt); }
+
+WindowBuffer::WindowBuffer(VarPtr b, ExprPtr sz, bool load, bool store)
+    : Var(NodeKind::kWindowBuffer, b ? b->name_hint : std::string(), PtrType::Get()), base(std::move(b)),
+      size(std::move(sz)), load_from_host(load), store_to_host(store) {}
+
+GlobalVar::GlobalVar(std::string n) : Expr(NodeKind::kGlobalVar, UnknownType::Get()), name(std::move(n)) {}
+ConstInt::ConstInt(int64_t v, DataType dt) : Expr(NodeKind::kConstInt, ScalarOf(dt)), value(v), dtype(dt) {}
+ConstFloat::ConstFloat(double v, DataType dt) : Expr(NodeKind::kConstFloat, ScalarOf(dt)), value(v), dtype(dt) {}
+ConstBool::ConstBool(bool v) : Expr(NodeKind::kConstBool, ScalarOf(DataType::kBool)), value(v) {}
+ConstString::ConstString(std::string v) : Expr(NodeKind::kConstString, UnknownType::Get()), value(std::move(v)) {}
+
+static TypePtr TupleTypeOf(const std::vector<ExprPtr>& elements) {
+  std::vector<TypePtr> types;
+  types.reserve(elements.size());
+  for (const auto& e : elements) types.push_back(e ? e->type : UnknownType::Get());
+  return std::make_shared<const TupleType>(std::move(types));
+}
+
+MakeTuple::MakeTuple(std::vector<ExprPtr> e)
+    : Expr(NodeKind::kMakeTuple, TupleTypeOf(e)), elements(std::move(e)) {}
+
+Slice::Slice(ExprPtr a, ExprPtr b, ExprPtr c)
+    : Expr(NodeKind::kSlice, UnknownType::Get()), start(std::move(a)), stop(std::move(b)), step(std::move(c)) {}
+
+std::string_view BinaryOpName(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd: return "Add";
+    case BinaryOp::kSub: return "Sub";
+    case BinaryOp::kMul: return "Mul";
+    case BinaryOp::kFloorDiv: return "FloorDiv";
+    case BinaryOp::kFloorMod: return "FloorMod";
+    case BinaryOp::kDiv: return "Div";
+    case BinaryOp::kMin: return "Min";
+    case BinaryOp::kMax: return "Max";
+    case BinaryOp::kEq: return "Eq";
+    case BinaryOp::kNe: return "Ne";
+    case BinaryOp::kLt: return "Lt";
+    case BinaryOp::kLe: return "Le";
+    case BinaryOp::kGt: return "Gt";
+    case BinaryOp::kGe: return "Ge";
+    case BinaryOp::kAnd: return "And";
+    case BinaryOp::kOr: return "Or";
+  }
+  return "?";
+}
+
+std::string_view UnaryOpName(UnaryOp op) { return op == UnaryOp::kNot ? "Not" : "Neg"; }
+
+const AttrValue* FindKwarg(const KwargList& kwargs, std::string_view name) {
+  for (const auto& [k, v] : kwargs) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+ExprPtr FindAttr(const ExprAttrList& attrs, std::string_view name) {
+  for (const auto& [k, v] : attrs) {
+    if (k == name) return v;
+  }
+  return nullptr;
+}
+
+const std::string& Call::OpName() const {
+  static const std::string empty;
+  if (op && op->kind() == NodeKind::kOp) return static_cast<const Op&>(*op).name;
+  return empty;
+}
+
+GlobalVarPtr Call::Callee() const {
+  if (op && op->kind() == NodeKind::kGlobalVar) return std::static_pointer_cast<const GlobalVar>(op);
+  return nullptr;
+}
+
+std::string_view ForKindName(ForKind k) { return k == ForKind::kRange ? "range" : "unroll"; }
+
+DeviceSet DeviceSet::Of(std::vector<int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return {false, std::move(ids)};
+}
+
+DeviceSet DeviceSet::Merge(const DeviceSet& o) const {
+  if (all || o.all) return All();
+  std::vector<int64_t> merged = ids;
+  merged.insert(merged.end(), o.ids.begin(), o.ids.end());
+  return Of(std::move(merged));
+}
+
+std::string DeviceSet::ToString() const {
+  if (all) return "all";
+  return fmt::format("[{}]", fmt::join(ids, ", "));
+}
+
+namespace {
+struct NamedFunctionType {
+  FunctionType value;
+  std::string_view name;
+};
+constexpr NamedFunctionType kFunctionTypes[] = {
+    {FunctionType::kOpaque, "Opaque"}, {FunctionType::kOrchestration, "Orchestration"},
+    {FunctionType::kInCore, "InCore"}, {FunctionType::kAIC, "AIC"},
+    {FunctionType::kAIV, "AIV"},       {FunctionType::kGroup, "Group"},
+    {FunctionType::kSpmd, "Spmd"},     {FunctionType::kInline, "Inline"},
+    {FunctionType::kGraph, "Graph"}};
+struct NamedLevel {
+  Level value;
+  std::string_view name;
+};
+constexpr NamedLevel kLevels[] = {
+    {Level::kAIV, "AIV"},           {Level::kAIC, "AIC"},           {Level::kCoreGroup, "CORE_GROUP"},
+    {Level::kChipDie, "CHIP_DIE"},  {Level::kChip, "CHIP"},         {Level::kHost, "HOST"},
+    {Level::kCluster0, "CLUSTER_0"}, {Level::kCluster1, "CLUSTER_1"}, {Level::kCluster2, "CLUSTER_2"},
+    {Level::kGlobal, "GLOBAL"}};
+}  // namespace
+
+std::string_view FunctionTypeName(FunctionType t) {
+  for (const auto& e : kFunctionTypes) {
+    if (e.value == t) return e.name;
+  }
+  return "?";
+}
+std::optional<FunctionType> FunctionTypeFromName(std::string_view s) {
+  for (const auto& e : kFunctionTypes) {
+    if (e.name == s) return e.value;
+  }
+  return std::nullopt;
+}
+std::string_view LevelName(Level l) {
+  for (const auto& e : kLevels) {
+    if (e.value == l) return e.name;
+  }
+  return "?";
+}
+std::optional<Level> LevelFromName(std::string_view s) {
+  for (const auto& e : kLevels) {
+    if (e.name == s) return e.value;
+  }
+  return std::nullopt;
+}
+std::string_view RoleName(Role r) { return r == Role::kOrchestrator ? "Orchestrator" : "SubWorker"; }
+std::optional<Role> RoleFromName(std::string_view s) {
+  if (s == "Orchestrator") return Role::kOrchestrator;
+  if (s == "SubWorker") return Role::kSubWorker;
+  return std::nullopt;
+}
+
+std::optional<Level> Function::EffectiveLevel() const {
+  if (level) return level;
+  switch (func_type) {
+    case FunctionType::kOrchestration:
+    case FunctionType::kGraph: return Level::kChip;
+    case FunctionType::kInCore: return Level::kChipDie;
+    case FunctionType::kAIC: return Level::kAIC;
+    case FunctionType::kAIV: return Level::kAIV;
+    case FunctionType::kGroup: return Level::kCoreGroup;
+    default: return std::nullopt;
+  }
+}
+
+bool Function::IsHostOrchestrator() const {
+  return EffectiveLevel() == Level::kHost &&
+         (role == Role::kOrchestrator || func_type == FunctionType::kOrchestration);
+}
+
+bool Function::IsChipOrchestrator() const {
+  return EffectiveLevel() == Level::kChip && func_type != FunctionType::kGraph &&
+         (role == Role::kOrchestrator || func_type == FunctionType::kOrchestration);
+}
+
+Program::Program(std::string n, std::vector<VarPtr> dyn, std::vector<FunctionPtr> fns)
+    : Node(NodeKind::kProgram), name(std::move(n)), dynamic_dims(std::move(dyn)), functions(std::move(fns)) {
+  std::stable_sort(functions.begin(), functions.end(),
+                   [](const FunctionPtr& a, const FunctionPtr& b) { return a->name < b->name; });
+}
+
+FunctionPtr Program::FindFunction(std::string_view fname) const {
+  auto it = std::lower_bound(functions.begin(), functions.end(), fname,
+                             [](const FunctionPtr& f, std::string_view n) { return f->name < n; });
+  if (it != functions.end() && (*it)->name == fname) return *it;
+  return nullptr;
+}
+
+}  // namespace cds::ir

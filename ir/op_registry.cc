@@ -1,0 +1,272 @@
+#include "ir/op_registry.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ir/builder.h"
+#include "ir/error.h"
+
+namespace cds::ir {
+
+namespace {
+
+using Args = std::vector<ExprPtr>;
+
+const DistributedTensorType* AsDist(const ExprPtr& e) {
+  if (!e || !e->type || e->type->kind() != NodeKind::kDistributedTensorType) return nullptr;
+  return static_cast<const DistributedTensorType*>(e->type.get());
+}
+
+bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == NodeKind::kUnknownType; }
+
+// Host collectives take window views; an argument of unknown type (the result of
+// an opaque call in a whole program) is let through, the pass judges it.
+void RequireWindow(const std::string& op, const char* role, const ExprPtr& e, const Span& span, bool signal) {
+  if (IsUnknown(e)) return;
+  const DistributedTensorType* t = AsDist(e);
+  if (!t) throw ValueError(fmt::format("{}: {} must be a pld.DistributedTensor window view", op, role), span);
+  if (signal && t->dtype != DataType::kInt32) {
+    throw ValueError(fmt::format("{}: {} must be an INT32 window view, got {}", op, role, DataTypeName(t->dtype)),
+                     span);
+  }
+}
+
+DataType RequireDTypeKwarg(const std::string& op, const KwargList& kwargs, const Span& span) {
+  const AttrValue* v = FindKwarg(kwargs, "dtype");
+  if (!v || !std::holds_alternative<DataType>(*v)) {
+    throw ValueError(fmt::format("{}: dtype= must be a data type such as pl.FP32", op), span);
+  }
+  return std::get<DataType>(*v);
+}
+
+const MakeTuple* RequireShape(const std::string& op, const ExprPtr& e, const Span& span) {
+  if (!e || e->kind() != NodeKind::kMakeTuple) {
+    throw ValueError(fmt::format("{}: expected a shape list such as [256]", op), span);
+  }
+  const auto* shape = static_cast<const MakeTuple*>(e.get());
+  for (const auto& d : shape->elements) {
+    if (!d || d->type->kind() != NodeKind::kScalarType || !IsInteger(static_cast<const ScalarType&>(*d->type).dtype)) {
+      throw ValueError(fmt::format("{}: shape dimensions must be integer scalars", op), span);
+    }
+  }
+  return shape;
+}
+
+void RequireEnumKwarg(const std::string& op, const KwargList& kwargs, const char* name, const Span& span) {
+  const AttrValue* v = FindKwarg(kwargs, name);
+  if (v && !std::holds_alternative<EnumAttr>(*v)) {
+    throw ValueError(fmt::format("{}: {}= must be an enum value such as pld.ReduceOp.Sum", op, name), span);
+  }
+}
+
+TypePtr TypeOfArg(const Args& a, size_t i) { return a[i]->type; }
+
+}  // namespace
+
+OpRegistry::OpRegistry() {
+  auto add = [this](OpInfo info) {
+    infos_.push_back(std::make_unique<OpInfo>(std::move(info)));
+    op_nodes_.push_back(std::make_shared<const Op>(infos_.back()->name, infos_.back().get()));
+  };
+  add({std::string(ops::kAllocWindowBuffer), 1, 1, {"name", "dtype"}, {},
+       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+         const std::string op(ops::kAllocWindowBuffer);
+         if (a[0]->kind() == NodeKind::kMakeTuple) {
+           RequireShape(op, a[0], span);
+           RequireDTypeKwarg(op, kw, span);
+         } else {
+           if (FindKwarg(kw, "dtype")) throw ValueError(op + ": dtype= is only allowed with a shape list", span);
+           const auto* t = a[0]->type->kind() == NodeKind::kScalarType
+                               ? static_cast<const ScalarType*>(a[0]->type.get()) : nullptr;
+           if (!t || !IsInteger(t->dtype)) throw ValueError(op + ": size must be an integer scalar (bytes)", span);
+         }
+         const AttrValue* name = FindKwarg(kw, "name");
+         if (name && !std::holds_alternative<std::string>(*name)) {
+           throw ValueError(op + ": name= must be a string", span);
+         }
+         return PtrType::Get();
+       }});
+  add({std::string(ops::kWindow), 2, 2, {"dtype"}, {"dtype"},
+       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+         const std::string op(ops::kWindow);
+         if (!IsUnknown(a[0]) && a[0]->type->kind() != NodeKind::kPtrType) {
+           throw ValueError(op + ": first argument must be a window buffer pointer (pl.Ptr)", span);
+         }
+         const MakeTuple* shape = RequireShape(op, a[1], span);
+         return DistTensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
+       }});
+  add({std::string(ops::kWorldSize), 0, 0, {}, {},
+       [](const Args&, const KwargList&, const Span&) -> TypePtr { return ScalarTy(DataType::kIndex); }});
+  add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num"}, {},
+       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+         const std::string op(ops::kAllReduce);
+         RequireWindow(op, "data", a[0], span, false);
+         if (a.size() == 2) RequireWindow(op, "signal", a[1], span, true);
+         RequireEnumKwarg(op, kw, "op", span);
+         const AttrValue* cn = FindKwarg(kw, "core_num");
+         if (cn && !std::holds_alternative<int64_t>(*cn)) throw ValueError(op + ": core_num= must be an integer", span);
+         return TypeOfArg(a, 0);
+       }});
+  add({std::string(ops::kBroadcast), 2, 2, {"root"}, {},
+       [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+         const std::string op(ops::kBroadcast);
+         RequireWindow(op, "data", a[0], span, false);
+         RequireWindow(op, "signal", a[1], span, true);
+         return TypeOfArg(a, 0);
+       }});
+  add({std::string(ops::kReduceScatter), 2, 2, {"op"}, {},
+       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+         const std::string op(ops::kReduceScatter);
+         RequireWindow(op, "data", a[0], span, false);
+         RequireWindow(op, "signal", a[1], span, true);
+         RequireEnumKwarg(op, kw, "op", span);
+         if (const auto* t = AsDist(a[0]); t && t->shape.size() != 2) {
+           throw ValueError(op + ": data must be a 2-D window view", span);
+         }
+         return TypeOfArg(a, 0);
+       }});
+  add({std::string(ops::kBarrier), 1, 1, {}, {},
+       [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+         RequireWindow(std::string(ops::kBarrier), "signal", a[0], span, true);
+         return UnknownType::Get();
+       }});
+  for (std::string_view name : {ops::kAllGather, ops::kAllToAll}) {
+    add({std::string(name), 3, 3, {}, {},
+         [name](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+           const std::string op(name);
+           RequireWindow(op, "input", a[0], span, false);
+           RequireWindow(op, "target", a[1], span, false);
+           RequireWindow(op, "signal", a[2], span, true);
+           return TypeOfArg(a, 1);
+         }});
+  }
+  add({std::string(ops::kAllToAllV), 5, 5, {}, {},
+       [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+         const std::string op(ops::kAllToAllV);
+         RequireWindow(op, "input", a[0], span, false);
+         RequireWindow(op, "target", a[1], span, false);
+         RequireWindow(op, "signal", a[2], span, true);
+         RequireWindow(op, "recv_counts", a[4], span, false);
+         return TypeOfArg(a, 1);
+       }});
+  add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"},
+       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+         const std::string op(ops::kTensorCreate);
+         const MakeTuple* shape = RequireShape(op, a[0], span);
+         return TensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
+       }});
+  for (std::string_view name : {ops::kTensorAdd, ops::kTensorSub, ops::kTensorMul}) {
+    add({std::string(name), 2, 2, {}, {},
+         [name](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+           for (const auto& x : a) {
+             NodeKind k = x->type->kind();
+             if (k != NodeKind::kTensorType && k != NodeKind::kDistributedTensorType && k != NodeKind::kUnknownType) {
+               throw ValueError(fmt::format("{}: operands must be tensors", name), span);
+             }
+           }
+           return TypeOfArg(a, 0);
+         }});
+  }
+}
+
+const OpRegistry& OpRegistry::Get() {
+  static const OpRegistry registry;
+  return registry;
+}
+
+const OpInfo* OpRegistry::Find(std::string_view name) const {
+  for (const auto& info : infos_) {
+    if (info->name == name) return info.get();
+  }
+  return nullptr;
+}
+
+OpPtr OpRegistry::GetOp(std::string_view name) const {
+  for (size_t i = 0; i < infos_.size(); ++i) {
+    if (infos_[i]->name == name) return op_nodes_[i];
+  }
+  return std::make_shared<const Op>(std::string(name), nullptr);
+}
+
+std::vector<std::string> OpRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& info : infos_) out.push_back(info->name);
+  return out;
+}
+
+namespace {
+
+TypePtr CheckAndDeduce(const OpInfo& info, const std::vector<ExprPtr>& args, const KwargList& kwargs,
+                       const Span& span) {
+  const int n = static_cast<int>(args.size());
+  if (n < info.min_args || n > info.max_args) {
+    std::string expected = info.min_args == info.max_args
+                               ? fmt::format("{}", info.min_args)
+                               : fmt::format("{} to {}", info.min_args, info.max_args);
+    throw ValueError(fmt::format("{} takes {} positional argument{}, got {}", info.name, expected,
+                                 info.max_args == 1 ? "" : "s", n),
+                     span);
+  }
+  for (const auto& a : args) {
+    if (!a) throw ValueError(fmt::format("{}: missing argument", info.name), span);
+  }
+  for (size_t i = 0; i < kwargs.size(); ++i) {
+    const std::string& k = kwargs[i].first;
+    if (std::find(info.allowed_kwargs.begin(), info.allowed_kwargs.end(), k) == info.allowed_kwargs.end()) {
+      throw ValueError(fmt::format("{} got an unexpected keyword argument '{}'", info.name, k), span);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (kwargs[j].first == k) throw ValueError(fmt::format("{}: keyword argument '{}' repeated", info.name, k), span);
+    }
+  }
+  for (const auto& k : info.required_kwargs) {
+    if (!FindKwarg(kwargs, k)) throw ValueError(fmt::format("{} requires keyword argument '{}='", info.name, k), span);
+  }
+  return info.deduce(args, kwargs, span);
+}
+
+}  // namespace
+
+CallPtr MakeOpCall(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs, Span span) {
+  const OpInfo* info = OpRegistry::Get().Find(op_name);
+  if (!info) throw ValueError(fmt::format("unknown op '{}'", op_name), span);
+  TypePtr t = CheckAndDeduce(*info, args, kwargs, span);
+  auto call = std::make_shared<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
+                                     ExprAttrList{}, std::move(t));
+  call->span = span;
+  return call;
+}
+
+CallPtr MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs,
+                           TypePtr result_type, Span span) {
+  const OpInfo* info = OpRegistry::Get().Find(op_name);
+  if (info) CheckAndDeduce(*info, args, kwargs, span);
+  auto call = std::make_shared<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
+                                     ExprAttrList{}, std::move(result_type));
+  call->span = span;
+  return call;
+}
+
+TypePtr DeduceCallType(const Call& call) {
+  if (!call.op || call.op->kind() != NodeKind::kOp) return nullptr;
+  const auto& op = static_cast<const Op&>(*call.op);
+  if (!op.info) return nullptr;
+  return CheckAndDeduce(*op.info, call.args, call.kwargs, call.span);
+}
+
+ExprPtr AllocSizeBytes(const Call& call) {
+  if (call.OpName() != ops::kAllocWindowBuffer || call.args.empty()) return nullptr;
+  const ExprPtr& arg = call.args[0];
+  if (arg->kind() != NodeKind::kMakeTuple) return arg;
+  const AttrValue* dt = FindKwarg(call.kwargs, "dtype");
+  if (!dt || !std::holds_alternative<DataType>(*dt)) return nullptr;
+  ExprPtr size;
+  for (const auto& d : static_cast<const MakeTuple&>(*arg).elements) {
+    size = size ? Mul(size, d) : d;
+  }
+  ExprPtr bytes = Int(DataTypeBytes(std::get<DataType>(*dt)));
+  return size ? Mul(size, bytes) : bytes;
+}
+
+}  // namespace cds::ir

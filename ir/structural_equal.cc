@@ -1,0 +1,188 @@
+#include "ir/structural_equal.h"
+
+#include <cstring>
+#include <sstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "ir/dispatch.h"
+#include "ir/field_values.h"
+
+namespace cds::ir {
+
+namespace {
+
+std::string Describe(const AttrValue& v);
+
+template <typename T>
+std::string ValueText(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return "\"" + v + "\"";
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return fmt::format("{}", v);
+  } else if constexpr (std::is_same_v<T, DataType>) {
+    return std::string(DataTypeName(v));
+  } else if constexpr (std::is_same_v<T, DeviceSet>) {
+    return v.ToString();
+  } else if constexpr (std::is_same_v<T, AttrValue>) {
+    return Describe(v);
+  } else if constexpr (std::is_enum_v<T>) {
+    return fmt::format("{}", static_cast<int>(v));
+  } else {
+    return "<value>";
+  }
+}
+
+std::string Describe(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, EnumAttr>) {
+          return x.qualified;
+        } else if constexpr (std::is_same_v<X, ExprPtr>) {
+          return "<expr>";
+        } else {
+          return ValueText(x);
+        }
+      },
+      v);
+}
+
+bool SameDouble(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+class EqualChecker {
+ public:
+  bool Nodes(const NodePtr& a, const NodePtr& b) {
+    if (a == nullptr || b == nullptr) {
+      if (a == b) return true;
+      return Fail(a ? "present vs absent" : "absent vs present");
+    }
+    if (a->kind() != b->kind()) {
+      return Fail(fmt::format("{} vs {}", NodeKindName(a->kind()), NodeKindName(b->kind())));
+    }
+    if (IsVarLikeKind(a->kind())) return VarLike(a, b);
+    return Fields(*a, *b);
+  }
+
+  EqualityResult Result(bool ok) {
+    EqualityResult r;
+    r.equal = ok;
+    r.path = first_path_;
+    r.reason = reason_;
+    return r;
+  }
+
+ private:
+  // Var-like nodes: mapped bijectively on first sight; their fields compared then.
+  bool VarLike(const NodePtr& a, const NodePtr& b) {
+    auto ia = lhs_to_rhs_.find(a.get());
+    auto ib = rhs_to_lhs_.find(b.get());
+    if (ia != lhs_to_rhs_.end() || ib != rhs_to_lhs_.end()) {
+      if (ia != lhs_to_rhs_.end() && ia->second == b.get()) return true;
+      return Fail(fmt::format("{} '{}' does not correspond to '{}' (mapped elsewhere)", NodeKindName(a->kind()),
+                              static_cast<const Var&>(*a).name_hint, static_cast<const Var&>(*b).name_hint));
+    }
+    lhs_to_rhs_.emplace(a.get(), b.get());
+    rhs_to_lhs_.emplace(b.get(), a.get());
+    return Fields(*a, *b);
+  }
+
+  bool Fields(const Node& a, const Node& b) {
+    return DispatchNode(a, [&](const auto& na) {
+      using T = std::decay_t<decltype(na)>;
+      const T& nb = static_cast<const T&>(b);
+      return ForEachFieldPair(na, nb, [&](std::string_view name, const auto& x, const auto& y, FieldRole role) {
+        if (role == FieldRole::kIgnored) return true;
+        path_.push_back(Segment(name));
+        bool ok = Value(x, y, NodeKindName(a.kind()), name);
+        path_.pop_back();
+        return ok;
+      });
+    });
+  }
+
+  static std::string Segment(std::string_view name) { return "." + std::string(name); }
+
+  template <typename T>
+  bool Value(const T& x, const T& y, std::string_view owner, std::string_view field) {
+    if constexpr (detail::IsNodePtr<T>::value) {
+      return Nodes(x, y);
+    } else if constexpr (detail::IsVector<T>::value) {
+      if (x.size() != y.size()) {
+        return Fail(fmt::format("{}.{}: {} vs {} elements", owner, field, x.size(), y.size()));
+      }
+      for (size_t i = 0; i < x.size(); ++i) {
+        path_.push_back(ElementSegment(x[i], i));
+        bool ok = Value(x[i], y[i], owner, field);
+        path_.pop_back();
+        if (!ok) return false;
+      }
+      return true;
+    } else if constexpr (detail::IsOptional<T>::value) {
+      if (x.has_value() != y.has_value()) return Fail(fmt::format("{}.{}: present vs absent", owner, field));
+      return !x.has_value() || Value(*x, *y, owner, field);
+    } else if constexpr (detail::IsPair<T>::value) {
+      if (x.first != y.first) return Fail(fmt::format("{}.{}: key '{}' vs '{}'", owner, field, x.first, y.first));
+      return Value(x.second, y.second, owner, field);
+    } else if constexpr (std::is_same_v<T, AttrValue>) {
+      if (x.index() != y.index()) {
+        return Fail(fmt::format("{}.{}: {} vs {}", owner, field, Describe(x), Describe(y)));
+      }
+      if (std::holds_alternative<ExprPtr>(x)) return Nodes(std::get<ExprPtr>(x), std::get<ExprPtr>(y));
+      if (std::holds_alternative<double>(x)) {
+        if (SameDouble(std::get<double>(x), std::get<double>(y))) return true;
+      } else if (x == y) {
+        return true;
+      }
+      return Fail(fmt::format("{}.{}: {} vs {}", owner, field, Describe(x), Describe(y)));
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (SameDouble(x, y)) return true;
+      return Fail(fmt::format("{}.{}: {} vs {}", owner, field, x, y));
+    } else {
+      if (x == y) return true;
+      return Fail(fmt::format("{}.{}: {} vs {}", owner, field, ValueText(x), ValueText(y)));
+    }
+  }
+
+  template <typename E>
+  static std::string ElementSegment(const E& element, size_t index) {
+    if constexpr (std::is_same_v<E, FunctionPtr>) {
+      if (element) return "[" + element->name + "]";
+    } else if constexpr (detail::IsPair<E>::value) {
+      return "[" + element.first + "]";
+    }
+    return fmt::format("[{}]", index);
+  }
+
+  bool Fail(std::string reason) {
+    if (!failed_) {
+      failed_ = true;
+      std::string p;
+      for (const auto& s : path_) p += s;
+      if (!p.empty() && p[0] == '.') p.erase(0, 1);
+      first_path_ = p;
+      reason_ = std::move(reason);
+    }
+    return false;
+  }
+
+  std::unordered_map<const Node*, const Node*> lhs_to_rhs_, rhs_to_lhs_;
+  std::vector<std::string> path_;
+  bool failed_ = false;
+  std::string first_path_, reason_;
+};
+
+}  // namespace
+
+bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs) { return StructuralEqualWhere(lhs, rhs).equal; }
+
+EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs) {
+  EqualChecker checker;
+  bool ok = checker.Nodes(lhs, rhs);
+  return checker.Result(ok);
+}
+
+}  // namespace cds::ir

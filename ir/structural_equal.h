@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+
+#include "ir/node.h"
+
+namespace cds::ir {
+
+// Where two IRs first differ, for readable test failures.
+struct EqualityResult {
+  bool equal = true;
+  std::string path;    // e.g. "functions[host_orch].body.stmts[3].value.args[1]"
+  std::string reason;  // e.g. "ConstInt.value: 256 vs 512"
+  explicit operator bool() const { return equal; }
+};
+
+// Structural equality as TVM and PyPTO define it: Var-like nodes (Var, IterArg,
+// WindowBuffer) are matched through a bijective mapping established where they
+// are first seen (their definition, or first use for free variables); later
+// occurrences must follow the mapping. Everything else compares by value; spans
+// and name hints are ignored. Two views sharing one WindowBuffer therefore only
+// equal two views that share one.
+bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs);
+EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs);
+
+}  // namespace cds::ir

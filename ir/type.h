@@ -1,0 +1,105 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/node.h"
+
+namespace cds::ir {
+
+class Expr;
+class WindowBuffer;
+using ExprPtr = std::shared_ptr<const Expr>;
+using WindowBufferPtr = std::shared_ptr<const WindowBuffer>;
+
+class Type : public Node {
+ protected:
+  using Node::Node;
+};
+using TypePtr = std::shared_ptr<const Type>;
+
+class ScalarType final : public Type {
+ public:
+  explicit ScalarType(DataType dt) : Type(NodeKind::kScalarType), dtype(dt) {}
+  DataType dtype;
+  static constexpr auto Fields() { return std::make_tuple(UsualField("dtype", &ScalarType::dtype)); }
+};
+
+// One shared instance: every pointer-typed Var (an alloc's LHS) has this type.
+class PtrType final : public Type {
+ public:
+  PtrType() : Type(NodeKind::kPtrType) {}
+  static std::shared_ptr<const PtrType> Get();
+  static constexpr auto Fields() { return std::tuple<>(); }
+};
+
+// A type nobody could deduce (an opaque call without an annotation).
+class UnknownType final : public Type {
+ public:
+  UnknownType() : Type(NodeKind::kUnknownType) {}
+  static std::shared_ptr<const UnknownType> Get();
+  static constexpr auto Fields() { return std::tuple<>(); }
+};
+
+class TensorType final : public Type {
+ public:
+  TensorType(std::vector<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr)
+      : Type(NodeKind::kTensorType), shape(std::move(s)), dtype(dt), memref(std::move(mr)),
+        tensor_view(std::move(tv)) {}
+  std::vector<ExprPtr> shape;
+  DataType dtype;
+  ExprPtr memref;       // optional
+  ExprPtr tensor_view;  // optional
+  static constexpr auto Fields() {
+    return std::make_tuple(UsualField("shape", &TensorType::shape), UsualField("dtype", &TensorType::dtype),
+                           UsualField("memref", &TensorType::memref),
+                           UsualField("tensor_view", &TensorType::tensor_view));
+  }
+};
+
+// The type of a window view. window_buffer is the back-reference the pass fills
+// in; all views of one alloc point at one shared WindowBuffer object.
+class DistributedTensorType final : public Type {
+ public:
+  DistributedTensorType(std::vector<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr,
+                        WindowBufferPtr wb = nullptr)
+      : Type(NodeKind::kDistributedTensorType), shape(std::move(s)), dtype(dt), memref(std::move(mr)),
+        tensor_view(std::move(tv)), window_buffer(std::move(wb)) {}
+  std::vector<ExprPtr> shape;
+  DataType dtype;
+  ExprPtr memref;
+  ExprPtr tensor_view;
+  WindowBufferPtr window_buffer;  // optional back-reference
+  static constexpr auto Fields() {
+    return std::make_tuple(UsualField("shape", &DistributedTensorType::shape),
+                           UsualField("dtype", &DistributedTensorType::dtype),
+                           UsualField("memref", &DistributedTensorType::memref),
+                           UsualField("tensor_view", &DistributedTensorType::tensor_view),
+                           UsualField("window_buffer", &DistributedTensorType::window_buffer));
+  }
+};
+
+// pl.Tile[[shape], dtype]: kernel-side tiles, kept so whole programs parse.
+class TileType final : public Type {
+ public:
+  TileType(std::vector<ExprPtr> s, DataType dt) : Type(NodeKind::kTileType), shape(std::move(s)), dtype(dt) {}
+  std::vector<ExprPtr> shape;
+  DataType dtype;
+  static constexpr auto Fields() {
+    return std::make_tuple(UsualField("shape", &TileType::shape), UsualField("dtype", &TileType::dtype));
+  }
+};
+
+class TupleType final : public Type {
+ public:
+  explicit TupleType(std::vector<TypePtr> t) : Type(NodeKind::kTupleType), types(std::move(t)) {}
+  std::vector<TypePtr> types;
+  static constexpr auto Fields() { return std::make_tuple(UsualField("types", &TupleType::types)); }
+};
+
+using ScalarTypePtr = std::shared_ptr<const ScalarType>;
+using TensorTypePtr = std::shared_ptr<const TensorType>;
+using DistributedTensorTypePtr = std::shared_ptr<const DistributedTensorType>;
+
+}  // namespace cds::ir

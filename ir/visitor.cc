@@ -1,0 +1,50 @@
+#include "ir/visitor.h"
+
+namespace cds::ir {
+
+void IRVisitor::VisitNode(const NodePtr& n) {
+  if (!n) return;
+  switch (n->kind()) {
+#define CDS_VISIT_CASE(N)                              \
+  case NodeKind::k##N:                                 \
+    Visit##N(std::static_pointer_cast<const N>(n));    \
+    return;
+    CDS_ALL_NODES(CDS_VISIT_CASE)
+#undef CDS_VISIT_CASE
+  }
+}
+
+// A definition: walk the defined Var's own fields (its type, an IterArg's init).
+void IRVisitor::VisitDef(const VarPtr& v) {
+  if (v->kind() == NodeKind::kIterArg) {
+    VisitChildren(static_cast<const IterArg&>(*v));
+  } else {
+    VisitChildren(*v);
+  }
+}
+
+// Uses of plain Vars stop here; WindowBuffers (which appear in types) are walked.
+void IRVisitor::VisitVar(const std::shared_ptr<const Var>&) {}
+void IRVisitor::VisitIterArg(const std::shared_ptr<const IterArg>&) {}
+
+#define CDS_VISIT_DEFAULT(N) \
+  void IRVisitor::Visit##N(const std::shared_ptr<const N>& n) { VisitChildren(*n); }
+CDS_TYPE_NODES(CDS_VISIT_DEFAULT)
+CDS_STMT_NODES(CDS_VISIT_DEFAULT)
+CDS_OTHER_NODES(CDS_VISIT_DEFAULT)
+CDS_VISIT_DEFAULT(WindowBuffer)
+CDS_VISIT_DEFAULT(GlobalVar)
+CDS_VISIT_DEFAULT(ConstInt)
+CDS_VISIT_DEFAULT(ConstFloat)
+CDS_VISIT_DEFAULT(ConstBool)
+CDS_VISIT_DEFAULT(ConstString)
+CDS_VISIT_DEFAULT(BinaryExpr)
+CDS_VISIT_DEFAULT(UnaryExpr)
+CDS_VISIT_DEFAULT(MakeTuple)
+CDS_VISIT_DEFAULT(TupleGetItem)
+CDS_VISIT_DEFAULT(Slice)
+CDS_VISIT_DEFAULT(Subscript)
+CDS_VISIT_DEFAULT(Call)
+#undef CDS_VISIT_DEFAULT
+
+}  // namespace cds::ir
