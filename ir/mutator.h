@@ -52,7 +52,9 @@ class IRMutator {
   bool Value(T& v, FieldRole role) {
     if constexpr (detail::IsNodePtr<T>::value) {
       if (!v) return false;
-      using E = typename T::element_type;
+      // Fields hold shared_ptr<const X>: strip the const so the kind checks below
+      // compare against Var/Expr/Stmt/Type and not fall through to "same kind".
+      using E = std::remove_const_t<typename T::element_type>;
       NodePtr nv;
       if (role == FieldRole::kDef) {
         if constexpr (std::is_base_of_v<Var, E>) {
@@ -76,7 +78,7 @@ class IRMutator {
       } else if constexpr (!std::is_same_v<E, Node>) {
         CDS_CHECK(nv->kind() == v->kind(), "mutator changed the kind of a typed field");
       }
-      v = std::static_pointer_cast<E>(std::const_pointer_cast<Node>(nv));
+      v = std::static_pointer_cast<const E>(nv);
       return true;
     } else if constexpr (detail::IsVector<T>::value) {
       bool changed = false;

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "ir/error.h"
 #include "ir/function.h"
 
 namespace cds::ir {

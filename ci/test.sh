@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh or warm machine: installs the missing Debian packages,
+# configures and builds a CMake preset, runs CTest. Exit code = CTest's (or the
+# first failing step's).
+#
+#   ci/test.sh [--preset NAME] [--target T]... [-R REGEX] [-E REGEX] [-j N]
+#
+#   --preset NAME  configure/build/test preset (default dev; see CMakePresets.json)
+#   --target T     build only T (repeatable); default: everything
+#   -R / -E REGEX  passed to ctest (include / exclude tests by name)
+#   -j N           parallel build and test jobs (default: nproc)
+#
+# With --target, also pass -R: tests whose binaries were not built would fail.
+#
+# Environment: CDS_PROP_SCALE multiplies RapidCheck case counts (default 1);
+# CCACHE_DIR defaults to build/ccache inside the repository.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+PRESET=dev
+TARGETS=()
+CTEST_ARGS=()
+JOBS=$(nproc)
+while (($#)); do
+  case "$1" in
+    --preset) PRESET=$2; shift 2 ;;
+    --target) TARGETS+=("$2"); shift 2 ;;
+    -R|-E) CTEST_ARGS+=("$1" "$2"); shift 2 ;;
+    -j) JOBS=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+# --- packages: only what dpkg reports missing; apt-get update at most once ----
+PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 llvm-14-tools lld-14 cmake ninja-build python3
+          libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libcli11-dev
+          nlohmann-json3-dev libfmt-dev graphviz ccache)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing missing packages: ${missing[*]}"
+  SUDO=()
+  if [[ $(id -u) -ne 0 ]]; then SUDO=(sudo); fi
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+export CCACHE_DIR=${CCACHE_DIR:-$ROOT/build/ccache}
+mkdir -p "$CCACHE_DIR"
+
+# --- configure, build ---------------------------------------------------------
+log "configuring preset $PRESET"
+cmake --preset "$PRESET"
+
+build=(cmake --build --preset "$PRESET" -j"$JOBS")
+for t in "${TARGETS[@]}"; do build+=(--target "$t"); done
+log "building${TARGETS:+ ${TARGETS[*]}}"
+"${build[@]}"
+
+# --- test -----------------------------------------------------------------------
+# Presets without a test preset (release, fuzz) are tested from their build folder.
+if python3 -c 'import json,sys; p=json.load(open("CMakePresets.json"));
+sys.exit(0 if any(t["name"]==sys.argv[1] for t in p.get("testPresets",[])) else 1)' "$PRESET"; then
+  ctest_cmd=(ctest --preset "$PRESET")
+else
+  ctest_cmd=(ctest --test-dir "build/$PRESET" --output-on-failure)
+fi
+log "running ${ctest_cmd[*]} ${CTEST_ARGS[*]:-}"
+set +e
+"${ctest_cmd[@]}" -j"$JOBS" --timeout 900 "${CTEST_ARGS[@]}"
+rc=$?
+set -e
+log "ctest exit code $rc"
+exit "$rc"

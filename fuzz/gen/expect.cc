@@ -1,0 +1,331 @@
+#include "fuzz/gen/expect.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace cds::fuzz {
+
+bool IsDispatchTarget(const FunctionModel& f) { return f.role == FuncRole::kChipOrch; }
+
+bool LoopIsEmpty(const LoopModel& l) {
+  switch (l.form) {
+    case LoopForm::kStop:
+    case LoopForm::kStopTemp: return l.stop <= 0;
+    case LoopForm::kStartStop:
+    case LoopForm::kStartStopStep1: return l.stop <= l.start;
+    default: return false;
+  }
+}
+
+ir::DeviceSet LoopCoverage(const LoopModel& l) {
+  switch (l.form) {
+    case LoopForm::kWorldSize:
+    case LoopForm::kWorldSizeExplicit:
+    case LoopForm::kWorldSizeTemp: return ir::DeviceSet::All();
+    default: break;
+  }
+  std::vector<int64_t> ids;
+  for (int64_t i = l.start; i < l.stop; ++i) ids.push_back(i);
+  return ir::DeviceSet::Of(std::move(ids));
+}
+
+std::optional<ir::DeviceSet> DeviceDescriptor(const ProgramModel& m, const DispatchModel& d) {
+  switch (d.form) {
+    case DeviceForm::kConst: return ir::DeviceSet::Of({d.constant});
+    case DeviceForm::kLoopVar: {
+      const LoopModel& l = m.loops[d.loop];
+      if (l.form == LoopForm::kStep || l.form == LoopForm::kWorldSizeStart) return std::nullopt;
+      return LoopCoverage(l);
+    }
+    default: return std::nullopt;
+  }
+}
+
+int ViewAlloc(const ProgramModel& m, int value) {
+  if (value < 0) return -1;
+  const ValueModel& v = m.values[value];
+  return v.kind == ValueKind::kView ? v.alloc : -1;
+}
+
+std::vector<ir::DeviceSet> DispatchCoverage(const ProgramModel& m) {
+  std::vector<ir::DeviceSet> cov(m.allocs.size());
+  for (const DispatchModel& d : m.dispatches) {
+    if (!IsDispatchTarget(m.functions[d.callee])) continue;
+    std::optional<ir::DeviceSet> desc = DeviceDescriptor(m, d);
+    if (!desc) continue;
+    for (int a : d.args) {
+      const int alloc = ViewAlloc(m, a);
+      if (alloc >= 0) cov[alloc] = cov[alloc].Merge(*desc);
+    }
+  }
+  return cov;
+}
+
+std::vector<std::pair<int, int>> InheritancePairs(const ProgramModel& m, const CollectiveModel& c) {
+  std::vector<std::pair<int, int>> out;
+  auto pair = [&](size_t from, size_t to) {
+    if (from < c.args.size() && to < c.args.size()) out.emplace_back(ViewAlloc(m, c.args[from]), ViewAlloc(m, c.args[to]));
+  };
+  switch (c.kind) {
+    case CollKind::kAllReduce:
+    case CollKind::kBroadcast:
+    case CollKind::kReduceScatter: pair(0, 1); break;
+    case CollKind::kBarrier: break;
+    case CollKind::kAllGather:
+    case CollKind::kAllToAll: pair(1, 2); break;
+    case CollKind::kAllToAllV:
+      pair(1, 2);
+      pair(1, 4);
+      break;
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const auto& p) { return p.first < 0 || p.second < 0; }),
+            out.end());
+  return out;
+}
+
+const FunctionExpect* Expectation::Find(std::string_view function) const {
+  for (const FunctionExpect& f : functions) {
+    if (f.name == function) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Every Var name and alloc name of the program: synthesized names avoid them.
+std::set<std::string> UsedNames(const ProgramModel& m) {
+  std::set<std::string> names;
+  for (const ValueModel& v : m.values) names.insert(v.name);
+  for (const AllocModel& a : m.allocs) names.insert(a.name);
+  return names;
+}
+
+}  // namespace
+
+Expectation ComputeExpectation(const ProgramModel& m) {
+  Expectation e;
+  std::vector<int> hosts = m.HostFunctions();
+  std::sort(hosts.begin(), hosts.end(), [&](int a, int b) { return m.functions[a].name < m.functions[b].name; });
+
+  // SynthesizeAllReduceSignals: one counter for the program, hosts in name order,
+  // statements in source order. A lifted return takes its signal first, then its
+  // result name (the signal completes the call that is then lifted).
+  std::set<std::string> used = UsedNames(m);
+  int64_t counter = 0;
+  std::map<int, size_t> signal_of_coll;  // collective -> index in e.signals
+  for (int h : hosts) {
+    ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
+      if (s.ref < 0 || (s.kind != StmtKind::kCollective && s.kind != StmtKind::kReturn)) return;
+      const CollectiveModel& c = m.collectives[s.ref];
+      if (c.kind != CollKind::kAllReduce) return;
+      if (c.ImplicitSignal()) {
+        int64_t k = counter;
+        auto names = [](int64_t k) {
+          return std::array<std::string, 3>{fmt::format("__allreduce_signal_world_size_{}", k),
+                                            fmt::format("__allreduce_signal_buf_{}", k),
+                                            fmt::format("__allreduce_signal_{}", k)};
+        };
+        while (std::any_of(names(k).begin(), names(k).end(), [&](const std::string& n) { return used.count(n); })) {
+          ++k;
+        }
+        const auto n = names(k);
+        for (const auto& x : n) used.insert(x);
+        counter = k + 1;
+        SynthesizedSignal sig;
+        sig.function = m.functions[h].name;
+        sig.counter = static_cast<int>(k);
+        sig.world_size_var = n[0];
+        sig.buffer = n[1];
+        sig.view = n[2];
+        const int data_alloc = ViewAlloc(m, c.args[0]);
+        if (data_alloc >= 0) sig.data_alloc = m.allocs[data_alloc].name;
+        sig.stmt = s.id;
+        signal_of_coll[s.ref] = e.signals.size();
+        e.signals.push_back(std::move(sig));
+      }
+      if (c.in_return) {
+        int64_t k = counter;
+        while (used.count(fmt::format("__allreduce_result_{}", k))) ++k;
+        LiftedResult r{m.functions[h].name, fmt::format("__allreduce_result_{}", k), s.id};
+        used.insert(r.name);
+        counter = k + 1;
+        e.results.push_back(std::move(r));
+      }
+    });
+  }
+
+  // MaterializeCommDomainScopes, per host.
+  const std::vector<ir::DeviceSet> dispatch_cov = DispatchCoverage(m);
+  for (int h : hosts) {
+    FunctionExpect fe;
+    fe.name = m.functions[h].name;
+    const std::string& fn = fe.name;
+    // Model alloc index -> position in fe.allocs; synthesized ones are keyed by
+    // their collective.
+    std::map<int, size_t> pos_of_alloc;
+    std::map<int, size_t> pos_of_signal;
+    ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
+      if (s.kind == StmtKind::kAlloc) {
+        const AllocModel& a = m.allocs[s.ref];
+        AllocExpect ae;
+        ae.name = a.name;
+        ae.var_name = m.values[a.var].name;
+        ae.dispatch_coverage = dispatch_cov[s.ref];
+        pos_of_alloc[s.ref] = fe.allocs.size();
+        fe.allocs.push_back(std::move(ae));
+      } else if (s.ref >= 0 && (s.kind == StmtKind::kCollective || s.kind == StmtKind::kReturn)) {
+        auto it = signal_of_coll.find(s.ref);
+        if (it == signal_of_coll.end()) return;
+        AllocExpect ae;
+        ae.name = ae.var_name = e.signals[it->second].buffer;
+        ae.synthesized = true;
+        pos_of_signal[s.ref] = fe.allocs.size();
+        fe.allocs.push_back(std::move(ae));
+      }
+    });
+    for (auto& ae : fe.allocs) ae.coverage = ae.dispatch_coverage;
+    for (size_t ci = 0; ci < m.collectives.size(); ++ci) {
+      const CollectiveModel& c = m.collectives[ci];
+      if (c.function != h) continue;
+      const std::string op(CollOpName(c.kind));
+      for (size_t i = 0; i < c.args.size(); ++i) {
+        const ValueModel& v = m.values[c.args[i]];
+        const bool checked = !(c.kind == CollKind::kAllToAllV && (i == 0 || i == 3)) &&
+                             !((c.kind == CollKind::kAllGather || c.kind == CollKind::kAllToAll) && i == 0);
+        if (checked && v.kind != ValueKind::kView) {
+          e.problems.push_back(fmt::format("{}: {} argument '{}' is not a window view", fn, op, v.name));
+        }
+      }
+      if (c.nested != CollectiveModel::Nest::kNone) {
+        e.problems.push_back(fmt::format("{}: {} nested inside another expression", fn, op));
+      }
+      if (c.kind == CollKind::kAllReduce && (c.args.empty() || c.args.size() > 2)) {
+        e.problems.push_back(fmt::format("{}: {} with {} arguments", fn, op, c.args.size()));
+      }
+      if (c.ImplicitSignal() && c.in_loop) {
+        e.problems.push_back(fmt::format("{}: signal-less {} inside a loop", fn, op));
+      }
+      if (c.kind == CollKind::kAllToAllV && c.in_loop) {
+        e.problems.push_back(fmt::format("{}: {} inside a loop", fn, op));
+      }
+      for (const auto& [from, to] : InheritancePairs(m, c)) {
+        if (dispatch_cov[from].Empty()) {
+          e.problems.push_back(
+              fmt::format("{}: {} data/target alloc '{}' has no coverage to pass on", fn, op, m.allocs[from].name));
+        }
+        auto it = pos_of_alloc.find(to);
+        if (it != pos_of_alloc.end()) {
+          fe.allocs[it->second].coverage = fe.allocs[it->second].coverage.Merge(dispatch_cov[from]);
+        }
+      }
+      if (c.kind == CollKind::kBarrier) {
+        const int a = ViewAlloc(m, c.args[0]);
+        if (a >= 0 && dispatch_cov[a].Empty()) {
+          e.problems.push_back(fmt::format("{}: {} signal '{}' has no coverage", fn, op, m.allocs[a].name));
+        }
+      }
+      if (auto it = pos_of_signal.find(static_cast<int>(ci)); it != pos_of_signal.end()) {
+        const int data = ViewAlloc(m, c.args[0]);
+        if (data >= 0) {
+          fe.allocs[it->second].coverage = dispatch_cov[data];
+          if (dispatch_cov[data].Empty()) {
+            e.problems.push_back(fmt::format("{}: {} data alloc '{}' has no coverage to pass on", fn, op,
+                                             m.allocs[data].name));
+          }
+        }
+      }
+    }
+    for (const DispatchModel& d : m.dispatches) {
+      if (d.function == h && IsDispatchTarget(m.functions[d.callee]) && !DeviceDescriptor(m, d)) {
+        e.problems.push_back(fmt::format("{}: unsupported device= of a dispatch to {}", fn,
+                                         m.functions[d.callee].name));
+      }
+    }
+    // Dead and unconsumed allocs.
+    std::map<int, int> windows;
+    ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
+      if (s.kind == StmtKind::kView) windows[s.ref]++;
+    });
+    for (const auto& [a, pos] : pos_of_alloc) {
+      if (windows[a] == 0) {
+        e.problems.push_back(fmt::format("{}: alloc '{}' has no view", fn, m.allocs[a].name));
+      } else if (fe.allocs[pos].coverage.Empty()) {
+        e.problems.push_back(fmt::format("{}: alloc '{}' is never consumed", fn, m.allocs[a].name));
+      }
+    }
+    // Cluster in source order by equal coverage.
+    for (size_t i = 0; i < fe.allocs.size(); ++i) {
+      AllocExpect& ae = fe.allocs[i];
+      size_t s = 0;
+      while (s < fe.scopes.size() && fe.scopes[s].devices != ae.coverage) ++s;
+      if (s == fe.scopes.size()) {
+        ScopeExpect scope;
+        scope.name = fmt::format("comm_d{}", s);
+        scope.devices = ae.coverage;
+        fe.scopes.push_back(std::move(scope));
+      }
+      ScopeExpect& scope = fe.scopes[s];
+      if (std::find(scope.slots.begin(), scope.slots.end(), ae.name) != scope.slots.end()) {
+        e.problems.push_back(fmt::format("{}: duplicate alloc name '{}' in scope {}", fn, ae.name, scope.name));
+      }
+      scope.slots.push_back(ae.name);
+      scope.slot_vars.push_back(ae.var_name);
+      ae.scope = static_cast<int>(s);
+    }
+    e.functions.push_back(std::move(fe));
+  }
+  return e;
+}
+
+nlohmann::json ToJson(const Expectation& e) {
+  using nlohmann::json;
+  auto devices = [](const ir::DeviceSet& d) -> json {
+    if (d.all) return "all";
+    return json(d.ids);
+  };
+  json out = json::object();
+  json fns = json::array();
+  for (const FunctionExpect& f : e.functions) {
+    json jf = {{"function", f.name}};
+    json scopes = json::array();
+    for (const ScopeExpect& s : f.scopes) {
+      scopes.push_back({{"name", s.name}, {"devices", devices(s.devices)}, {"slots", s.slots},
+                        {"slot_vars", s.slot_vars}});
+    }
+    json allocs = json::array();
+    for (const AllocExpect& a : f.allocs) {
+      allocs.push_back({{"name", a.name}, {"var", a.var_name}, {"synthesized", a.synthesized},
+                        {"dispatch_coverage", devices(a.dispatch_coverage)}, {"coverage", devices(a.coverage)},
+                        {"scope", a.scope}});
+    }
+    jf["scopes"] = std::move(scopes);
+    jf["allocs"] = std::move(allocs);
+    fns.push_back(std::move(jf));
+  }
+  out["functions"] = std::move(fns);
+  json sigs = json::array();
+  for (const SynthesizedSignal& s : e.signals) {
+    sigs.push_back({{"function", s.function}, {"counter", s.counter}, {"world_size_var", s.world_size_var},
+                    {"buffer", s.buffer}, {"view", s.view}, {"data_alloc", s.data_alloc}});
+  }
+  out["synthesized_signals"] = std::move(sigs);
+  json results = json::array();
+  for (const LiftedResult& r : e.results) results.push_back({{"function", r.function}, {"name", r.name}});
+  out["lifted_results"] = std::move(results);
+  out["problems"] = e.problems;
+  return out;
+}
+
+nlohmann::json ToJson(const InvalidSpec& s) {
+  return {{"kind", InvalidKindName(s.kind)},
+          {"text_stage", StageName(s.text_stage)},
+          {"ir_stage", StageName(s.ir_stage)},
+          {"function", s.function},
+          {"line", s.line},
+          {"message_any_of", s.message_any_of}};
+}
+
+}  // namespace cds::fuzz

@@ -1,0 +1,500 @@
+#include "fuzz/gen/render.h"
+
+#include <fmt/format.h>
+
+#include "ir/builder.h"
+#include "ir/error.h"
+#include "ir/op_registry.h"
+
+namespace cds::fuzz {
+
+using ir::DataType;
+using ir::ExprPtr;
+using ir::StmtPtr;
+using ir::VarPtr;
+
+namespace {
+
+const char* kReduceSum = "pld.ReduceOp.Sum";
+
+// ---------------------------------------------------------------------------
+// Text
+
+std::string DTypeText(DataType dt) { return fmt::format("pl.{}", ir::DataTypeName(dt)); }
+
+std::string_view BinOpText(ir::BinaryOp op) {
+  switch (op) {
+    case ir::BinaryOp::kAdd: return "+";
+    case ir::BinaryOp::kSub: return "-";
+    case ir::BinaryOp::kMul: return "*";
+    case ir::BinaryOp::kFloorDiv: return "//";
+    case ir::BinaryOp::kFloorMod: return "%";
+    case ir::BinaryOp::kLt: return "<";
+    case ir::BinaryOp::kLe: return "<=";
+    case ir::BinaryOp::kGt: return ">";
+    case ir::BinaryOp::kGe: return ">=";
+    case ir::BinaryOp::kEq: return "==";
+    case ir::BinaryOp::kNe: return "!=";
+    default: break;
+  }
+  CDS_CHECK(false, "binary op without an infix spelling in the generator");
+  return "?";
+}
+
+class TextWriter {
+ public:
+  explicit TextWriter(const ProgramModel& m, std::vector<int>* lines) : m_(m), lines_(lines) {}
+
+  std::string Render() {
+    Line(0, "import pypto.language as pl");
+    Line(0, "import pypto.language.distributed as pld");
+    Line(0, "");
+    Line(0, "");
+    Line(0, "@pl.program");
+    Line(0, fmt::format("class {}:", m_.name));
+    for (size_t i = 0; i < m_.functions.size(); ++i) {
+      if (i > 0) Line(0, "");
+      Function(m_.functions[i]);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  void Line(int indent, std::string_view text) {
+    if (!text.empty()) out_.append(static_cast<size_t>(indent) * 4, ' ');
+    out_.append(text);
+    out_.push_back('\n');
+    ++line_;
+  }
+  void Mark(const StmtModel& s) {
+    if (lines_ && s.id >= 0) {
+      if (lines_->size() <= static_cast<size_t>(s.id)) lines_->resize(static_cast<size_t>(s.id) + 1, 0);
+      (*lines_)[static_cast<size_t>(s.id)] = line_ + 1;
+    }
+  }
+
+  const std::string& Name(int v) const { return m_.values[v].name; }
+
+  std::string SigText(const TensorSig& sig) const {
+    std::vector<std::string> dims;
+    for (const Dim& d : sig.dims) dims.push_back(d.var >= 0 ? Name(d.var) : std::to_string(d.constant));
+    return fmt::format("[{}]", fmt::join(dims, ", "));
+  }
+
+  std::string Expr(const SExpr& e, bool nested = false) const {
+    switch (e.kind) {
+      case SExpr::Kind::kConst: return std::to_string(e.constant);
+      case SExpr::Kind::kVar: return Name(e.var);
+      case SExpr::Kind::kWorldSize: return "pld.world_size()";
+      case SExpr::Kind::kBytesOf: return fmt::format("{}.get_byte()", DTypeText(e.dtype));
+      case SExpr::Kind::kBinary: {
+        std::string s = fmt::format("{} {} {}", Expr(e.operands[0], true), BinOpText(e.op), Expr(e.operands[1], true));
+        return nested ? "(" + s + ")" : s;
+      }
+    }
+    return "?";
+  }
+
+  void Function(const FunctionModel& f) {
+    std::string deco;
+    switch (f.decl) {
+      case DeclForm::kHostLevelRole: deco = "level=pl.Level.HOST, role=pl.Role.Orchestrator"; break;
+      case DeclForm::kHostTypeLevel: deco = "type=pl.FunctionType.Orchestration, level=pl.Level.HOST"; break;
+      case DeclForm::kChipType: deco = "type=pl.FunctionType.Orchestration"; break;
+      case DeclForm::kChipLevelRole: deco = "level=pl.Level.CHIP, role=pl.Role.Orchestrator"; break;
+      case DeclForm::kGraphType: deco = "type=pl.FunctionType.Graph"; break;
+      case DeclForm::kGraphLevelRole:
+        deco = "type=pl.FunctionType.Graph, level=pl.Level.CHIP, role=pl.Role.Orchestrator";
+        break;
+      case DeclForm::kInCoreType: deco = "type=pl.FunctionType.InCore"; break;
+    }
+    Line(1, fmt::format("@pl.function({})", deco));
+    std::string params = "self";
+    for (int p : f.params) {
+      const TensorSig& sig = m_.values[p].sig;
+      params += fmt::format(", {}: pld.DistributedTensor[{}, {}]", Name(p), SigText(sig), DTypeText(sig.dtype));
+    }
+    def_lines_.push_back(line_ + 1);
+    Line(1, fmt::format("def {}({}):", f.name, params));
+    if (f.role != FuncRole::kHostOrch) {
+      Line(2, fmt::format("return {}", Name(f.params[0])));
+      return;
+    }
+    Body(f.body, 2);
+  }
+
+  void Body(const std::vector<StmtModel>& body, int indent) {
+    if (body.empty()) Line(indent, "pass");
+    for (const StmtModel& s : body) Stmt(s, indent);
+  }
+
+  std::string AllocText(const AllocModel& a) const {
+    std::string size = a.size_form == SizeForm::kShape
+                           ? fmt::format("[{}], dtype={}", fmt::join(a.shape, ", "), DTypeText(a.dtype))
+                           : Expr(a.size);
+    if (a.dump_form) return fmt::format("pl._dump.alloc_window_buffer({}, name=\"{}\")", size, a.name);
+    return fmt::format("pld.alloc_window_buffer({})", size);
+  }
+
+  std::string LoopText(const LoopModel& l) const {
+    switch (l.form) {
+      case LoopForm::kWorldSize: return "pl.range(pld.world_size())";
+      case LoopForm::kWorldSizeExplicit: return "pl.range(0, pld.world_size(), 1)";
+      case LoopForm::kWorldSizeTemp:
+      case LoopForm::kStopTemp: return fmt::format("pl.range({})", Name(l.bound_var));
+      case LoopForm::kStop: return fmt::format("pl.range({})", l.stop);
+      case LoopForm::kStartStop: return fmt::format("pl.range({}, {})", l.start, l.stop);
+      case LoopForm::kStartStopStep1: return fmt::format("pl.range({}, {}, 1)", l.start, l.stop);
+      case LoopForm::kStep: return fmt::format("pl.range({}, {}, {})", l.start, l.stop, l.step);
+      case LoopForm::kWorldSizeStart: return fmt::format("pl.range({}, pld.world_size())", l.start);
+    }
+    return "?";
+  }
+
+  std::string DeviceText(const DispatchModel& d) const {
+    switch (d.form) {
+      case DeviceForm::kConst:
+      case DeviceForm::kNegative: return std::to_string(d.constant);
+      case DeviceForm::kLoopVar:
+      case DeviceForm::kNotLoopVar: return Name(d.device_var);
+      case DeviceForm::kExpr: return fmt::format("{} + {}", Name(d.device_var), d.constant);
+    }
+    return "?";
+  }
+
+  std::string DispatchText(const DispatchModel& d, const std::string* first_arg = nullptr) const {
+    std::vector<std::string> args;
+    for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? *first_arg : Name(d.args[i]));
+    args.push_back(fmt::format("device={}", DeviceText(d)));
+    return fmt::format("self.{}({})", m_.functions[d.callee].name, fmt::join(args, ", "));
+  }
+
+  std::string CollText(const CollectiveModel& c) const {
+    std::vector<std::string> args;
+    for (int a : c.args) args.push_back(Name(a));
+    switch (c.kind) {
+      case CollKind::kAllReduce:
+        args.push_back(fmt::format("op={}", kReduceSum));
+        if (c.core_num > 0) args.push_back(fmt::format("core_num={}", c.core_num));
+        break;
+      case CollKind::kReduceScatter: args.push_back(fmt::format("op={}", kReduceSum)); break;
+      case CollKind::kBroadcast: args.push_back(fmt::format("root={}", c.root)); break;
+      default: break;
+    }
+    return fmt::format("{}({})", CollOpName(c.kind), fmt::join(args, ", "));
+  }
+
+  std::string Bind(const StmtModel& s, const std::string& rhs) const {
+    return s.def >= 0 ? fmt::format("{} = {}", Name(s.def), rhs) : rhs;
+  }
+
+  void Stmt(const StmtModel& s, int indent) {
+    Mark(s);
+    switch (s.kind) {
+      case StmtKind::kAlloc: Line(indent, Bind(s, AllocText(m_.allocs[s.ref]))); break;
+      case StmtKind::kView: {
+        const ValueModel& v = m_.values[s.def];
+        Line(indent, Bind(s, fmt::format("pld.window({}, {}, dtype={})", Name(m_.allocs[s.ref].var),
+                                         SigText(v.sig), DTypeText(v.sig.dtype))));
+        break;
+      }
+      case StmtKind::kAlias: Line(indent, Bind(s, Name(s.src))); break;
+      case StmtKind::kScalar: Line(indent, Bind(s, Expr(s.expr))); break;
+      case StmtKind::kDispatch: Line(indent, Bind(s, DispatchText(m_.dispatches[s.ref]))); break;
+      case StmtKind::kCollective: {
+        const CollectiveModel& c = m_.collectives[s.ref];
+        const std::string call = CollText(c);
+        switch (c.nested) {
+          case CollectiveModel::Nest::kNone: Line(indent, Bind(s, call)); break;
+          case CollectiveModel::Nest::kTensorAdd:
+            Line(indent, Bind(s, fmt::format("pl.tensor.add({}, {})", call, Name(c.nest_other))));
+            break;
+          case CollectiveModel::Nest::kDispatch:
+            Line(indent, Bind(s, DispatchText(m_.dispatches[c.nest_other], &call)));
+            break;
+        }
+        break;
+      }
+      case StmtKind::kFor:
+        Line(indent, fmt::format("for {} in {}:", Name(m_.loops[s.ref].var), LoopText(m_.loops[s.ref])));
+        Body(s.body, indent + 1);
+        break;
+      case StmtKind::kWhile:
+        Line(indent, fmt::format("while {}:", Expr(s.expr)));
+        Body(s.body, indent + 1);
+        break;
+      case StmtKind::kIf:
+        Line(indent, fmt::format("if {}:", Expr(s.expr)));
+        Body(s.body, indent + 1);
+        if (!s.orelse.empty()) {
+          Line(indent, "else:");
+          Body(s.orelse, indent + 1);
+        }
+        break;
+      case StmtKind::kTensorCreate: {
+        const TensorSig& sig = m_.values[s.def].sig;
+        Line(indent, Bind(s, fmt::format("pl.tensor.create({}, dtype={})", SigText(sig), DTypeText(sig.dtype))));
+        break;
+      }
+      case StmtKind::kTensorAdd:
+        Line(indent, Bind(s, fmt::format("pl.tensor.add({}, {})", Name(s.src), Name(s.src2))));
+        break;
+      case StmtKind::kReturn:
+        Line(indent, s.ref >= 0 ? "return " + CollText(m_.collectives[s.ref]) : std::string("return 0"));
+        break;
+    }
+  }
+
+ public:
+  std::vector<int> def_lines_;
+
+ private:
+  const ProgramModel& m_;
+  std::vector<int>* lines_;
+  std::string out_;
+  int line_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// IR
+
+class IRBuilder {
+ public:
+  explicit IRBuilder(const ProgramModel& m) : m_(m), vars_(m.values.size()) {}
+
+  ir::ProgramPtr Build() {
+    // Callee return types first: dispatches take them as their result type.
+    for (const FunctionModel& f : m_.functions) {
+      if (f.role != FuncRole::kHostOrch) {
+        for (int p : f.params) {
+          const TensorSig& sig = m_.values[p].sig;
+          vars_[p] = ir::MakeVar(m_.values[p].name, ir::DistTensorTy(Shape(sig), sig.dtype));
+        }
+      }
+    }
+    std::vector<ir::FunctionPtr> fns;
+    for (const FunctionModel& f : m_.functions) fns.push_back(Function(f));
+    return std::make_shared<const ir::Program>(m_.name, std::vector<VarPtr>{}, std::move(fns));
+  }
+
+ private:
+  std::vector<ExprPtr> Shape(const TensorSig& sig) {
+    std::vector<ExprPtr> dims;
+    for (const Dim& d : sig.dims) dims.push_back(d.var >= 0 ? Use(d.var) : ir::Int(d.constant));
+    return dims;
+  }
+
+  ExprPtr Use(int v) {
+    CDS_CHECK(vars_[v] != nullptr, fmt::format("value '{}' used before its definition", m_.values[v].name));
+    return vars_[v];
+  }
+
+  VarPtr Def(int v, ir::TypePtr type) {
+    vars_[v] = ir::MakeVar(m_.values[v].name, std::move(type));
+    return vars_[v];
+  }
+
+  ExprPtr WorldSize() { return ir::MakeOpCall(ir::ops::kWorldSize, {}); }
+
+  ExprPtr Expr(const SExpr& e) {
+    switch (e.kind) {
+      case SExpr::Kind::kConst: return ir::Int(e.constant);
+      case SExpr::Kind::kVar: return Use(e.var);
+      case SExpr::Kind::kWorldSize: return WorldSize();
+      case SExpr::Kind::kBytesOf: return ir::Int(ir::DataTypeBytes(e.dtype));
+      case SExpr::Kind::kBinary: return ir::Binary(e.op, Expr(e.operands[0]), Expr(e.operands[1]));
+    }
+    return nullptr;
+  }
+
+  static std::optional<ir::FunctionType> TypeOf(DeclForm d) {
+    switch (d) {
+      case DeclForm::kHostTypeLevel:
+      case DeclForm::kChipType: return ir::FunctionType::kOrchestration;
+      case DeclForm::kGraphType:
+      case DeclForm::kGraphLevelRole: return ir::FunctionType::kGraph;
+      case DeclForm::kInCoreType: return ir::FunctionType::kInCore;
+      default: return std::nullopt;
+    }
+  }
+
+  ir::FunctionPtr Function(const FunctionModel& f) {
+    std::optional<ir::Level> level;
+    std::optional<ir::Role> role;
+    switch (f.decl) {
+      case DeclForm::kHostLevelRole: level = ir::Level::kHost; role = ir::Role::kOrchestrator; break;
+      case DeclForm::kHostTypeLevel: level = ir::Level::kHost; break;
+      case DeclForm::kChipLevelRole:
+      case DeclForm::kGraphLevelRole: level = ir::Level::kChip; role = ir::Role::kOrchestrator; break;
+      default: break;
+    }
+    const ir::FunctionType type = TypeOf(f.decl).value_or(ir::FunctionType::kOpaque);
+    std::vector<VarPtr> params;
+    for (int p : f.params) params.push_back(vars_[p]);
+    std::vector<ir::ParamDirection> dirs(params.size(), ir::ParamDirection::kIn);
+    std::vector<ir::TypePtr> ret_types;
+    ir::SeqStmtsPtr body;
+    if (f.role != FuncRole::kHostOrch) {
+      ret_types.push_back(params[0]->type);
+      body = ir::Seq({ir::Return({params[0]})});
+    } else {
+      return_type_ = nullptr;
+      body = Body(f.body);
+      if (return_type_) ret_types.push_back(return_type_);
+    }
+    return std::make_shared<const ir::Function>(f.name, std::move(params), std::move(dirs), std::move(ret_types),
+                                                std::move(body), type, level, role);
+  }
+
+  ir::SeqStmtsPtr Body(const std::vector<StmtModel>& body) {
+    std::vector<StmtPtr> stmts;
+    for (const StmtModel& s : body) stmts.push_back(Stmt(s));
+    return ir::Seq(std::move(stmts));
+  }
+
+  ir::TypePtr ReturnTypeOf(int callee) {
+    const FunctionModel& f = m_.functions[callee];
+    return vars_[f.params[0]]->type;
+  }
+
+  ExprPtr Device(const DispatchModel& d) {
+    switch (d.form) {
+      case DeviceForm::kConst:
+      case DeviceForm::kNegative: return ir::Int(d.constant);
+      case DeviceForm::kLoopVar:
+      case DeviceForm::kNotLoopVar: return Use(d.device_var);
+      case DeviceForm::kExpr: return ir::Add(Use(d.device_var), ir::Int(d.constant));
+    }
+    return nullptr;
+  }
+
+  ExprPtr Dispatch(const DispatchModel& d, ExprPtr first_arg = nullptr) {
+    std::vector<ExprPtr> args;
+    for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? first_arg : Use(d.args[i]));
+    return ir::MakeFunctionCall(m_.functions[d.callee].name, std::move(args), Device(d), ReturnTypeOf(d.callee));
+  }
+
+  ExprPtr Collective(const CollectiveModel& c) {
+    std::vector<ExprPtr> args;
+    for (int a : c.args) args.push_back(Use(a));
+    ir::KwargList kw;
+    switch (c.kind) {
+      case CollKind::kAllReduce:
+        kw.emplace_back("op", ir::EnumAttr{kReduceSum});
+        if (c.core_num > 0) kw.emplace_back("core_num", c.core_num);
+        break;
+      case CollKind::kReduceScatter: kw.emplace_back("op", ir::EnumAttr{kReduceSum}); break;
+      case CollKind::kBroadcast: kw.emplace_back("root", c.root); break;
+      default: break;
+    }
+    if (c.kind == CollKind::kAllReduce && c.args.size() > 2) {
+      // The registry rejects this arity; the synthesis pass must reject it too.
+      ir::TypePtr t = args[0]->type;
+      return std::make_shared<const ir::Call>(ir::OpRegistry::Get().GetOp(ir::ops::kAllReduce), std::move(args),
+                                              std::move(kw), ir::ExprAttrList{}, std::move(t));
+    }
+    return ir::MakeOpCall(CollOpName(c.kind), std::move(args), std::move(kw));
+  }
+
+  StmtPtr Bind(const StmtModel& s, ExprPtr value) {
+    if (s.def < 0) return ir::Eval(std::move(value));
+    ir::TypePtr t = value->type;
+    return ir::Assign(Def(s.def, std::move(t)), std::move(value));
+  }
+
+  StmtPtr Stmt(const StmtModel& s) {
+    switch (s.kind) {
+      case StmtKind::kAlloc: {
+        const AllocModel& a = m_.allocs[s.ref];
+        ExprPtr call;
+        if (a.size_form == SizeForm::kShape) {
+          std::vector<ExprPtr> dims;
+          for (int64_t d : a.shape) dims.push_back(ir::Int(d));
+          call = ir::MakeOpCall(ir::ops::kAllocWindowBuffer, {ir::Tuple(std::move(dims))},
+                                {{"dtype", a.dtype}, {"name", a.name}});
+        } else {
+          call = ir::MakeOpCall(ir::ops::kAllocWindowBuffer, {Expr(a.size)}, {{"name", a.name}});
+        }
+        return Bind(s, std::move(call));
+      }
+      case StmtKind::kView: {
+        const ValueModel& v = m_.values[s.def];
+        ExprPtr call = ir::MakeOpCall(ir::ops::kWindow, {Use(m_.allocs[s.ref].var), ir::Tuple(Shape(v.sig))},
+                                      {{"dtype", v.sig.dtype}});
+        return Bind(s, std::move(call));
+      }
+      case StmtKind::kAlias: return Bind(s, Use(s.src));
+      case StmtKind::kScalar: return Bind(s, Expr(s.expr));
+      case StmtKind::kDispatch: return Bind(s, Dispatch(m_.dispatches[s.ref]));
+      case StmtKind::kCollective: {
+        const CollectiveModel& c = m_.collectives[s.ref];
+        ExprPtr call = Collective(c);
+        switch (c.nested) {
+          case CollectiveModel::Nest::kNone: return Bind(s, std::move(call));
+          case CollectiveModel::Nest::kTensorAdd:
+            return Bind(s, ir::MakeOpCall(ir::ops::kTensorAdd, {std::move(call), Use(c.nest_other)}));
+          case CollectiveModel::Nest::kDispatch:
+            return Bind(s, Dispatch(m_.dispatches[c.nest_other], std::move(call)));
+        }
+        return nullptr;
+      }
+      case StmtKind::kFor: {
+        const LoopModel& l = m_.loops[s.ref];
+        ExprPtr start = ir::Int(l.start), step = ir::Int(l.step), stop;
+        switch (l.form) {
+          case LoopForm::kWorldSize:
+          case LoopForm::kWorldSizeExplicit: start = ir::Int(0); stop = WorldSize(); break;
+          case LoopForm::kWorldSizeStart: stop = WorldSize(); break;
+          case LoopForm::kWorldSizeTemp:
+          case LoopForm::kStopTemp: start = ir::Int(0); stop = Use(l.bound_var); break;
+          case LoopForm::kStop: start = ir::Int(0); stop = ir::Int(l.stop); break;
+          default: stop = ir::Int(l.stop); break;
+        }
+        VarPtr var = Def(l.var, ir::ScalarTy(DataType::kIndex));
+        return ir::For(std::move(var), std::move(start), std::move(stop), std::move(step), Body(s.body));
+      }
+      case StmtKind::kWhile: {
+        ExprPtr cond = Expr(s.expr);
+        return ir::While(std::move(cond), Body(s.body));
+      }
+      case StmtKind::kIf: {
+        ExprPtr cond = Expr(s.expr);
+        ir::SeqStmtsPtr then_body = Body(s.body);
+        ir::SeqStmtsPtr else_body = s.orelse.empty() ? nullptr : Body(s.orelse);
+        return ir::If(std::move(cond), std::move(then_body), std::move(else_body));
+      }
+      case StmtKind::kTensorCreate: {
+        const TensorSig& sig = m_.values[s.def].sig;
+        return Bind(s, ir::MakeOpCall(ir::ops::kTensorCreate, {ir::Tuple(Shape(sig))}, {{"dtype", sig.dtype}}));
+      }
+      case StmtKind::kTensorAdd:
+        return Bind(s, ir::MakeOpCall(ir::ops::kTensorAdd, {Use(s.src), Use(s.src2)}));
+      case StmtKind::kReturn: {
+        ExprPtr v = s.ref >= 0 ? Collective(m_.collectives[s.ref]) : ir::Int(0);
+        if (!return_type_) return_type_ = v->type;
+        return ir::Return({std::move(v)});
+      }
+    }
+    return nullptr;
+  }
+
+  const ProgramModel& m_;
+  std::vector<VarPtr> vars_;
+  ir::TypePtr return_type_;
+};
+
+}  // namespace
+
+ir::ProgramPtr RenderIR(const ProgramModel& m) { return IRBuilder(m).Build(); }
+
+std::string RenderText(const ProgramModel& m) { return TextWriter(m, nullptr).Render(); }
+
+void AssignLines(ProgramModel& m) {
+  std::vector<int> lines(static_cast<size_t>(m.num_stmts), 0);
+  TextWriter w(m, &lines);
+  w.Render();
+  m.stmt_lines = std::move(lines);
+  for (size_t i = 0; i < m.functions.size() && i < w.def_lines_.size(); ++i) m.functions[i].line = w.def_lines_[i];
+}
+
+}  // namespace cds::fuzz

@@ -1,0 +1,124 @@
+#pragma once
+
+// The hand-written lexer of the text format: Python's token structure (NEWLINE,
+// INDENT, DEDENT, implicit line joining inside brackets) for the DSL subset.
+//
+// Tokens are string_views into the source: lexing allocates nothing per token.
+// The lexer is a plain value: copying it is a checkpoint the parser can resume
+// from later (function bodies parsed out of order, window sizes parsed when
+// their base is bound).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/span.h"
+
+namespace cds::ir {
+
+enum class Tok : uint8_t {
+  kEof,
+  kNewline,
+  kIndent,
+  kDedent,
+  kName,
+  kInt,
+  kFloat,
+  kString,
+  kLParen,
+  kRParen,
+  kLBracket,
+  kRBracket,
+  kLBrace,
+  kRBrace,
+  kComma,
+  kColon,
+  kDot,
+  kAssign,
+  kArrow,
+  kAt,
+  kSemicolon,
+  kPlus,
+  kMinus,
+  kStar,
+  kSlash,
+  kSlashSlash,
+  kPercent,
+  kLt,
+  kLe,
+  kEqEq,
+  kNe,
+  kGt,
+  kGe,
+};
+
+std::string_view TokName(Tok t);  // for messages: "end of line", "'('"
+
+struct Token {
+  Tok kind = Tok::kEof;
+  std::string_view text;  // raw spelling (strings keep their quotes)
+  int32_t line = 0;
+  int32_t col = 0;
+};
+
+struct LexerLimits {
+  int max_nesting_depth = 200;
+};
+
+class Lexer {
+ public:
+  Lexer(std::string_view source, std::shared_ptr<const std::string> file, int line_offset,
+        LexerLimits limits);
+
+  // k < kLookahead tokens of lookahead.
+  static constexpr int kLookahead = 8;
+  const Token& Peek(int k = 0) {
+    while (count_ <= k) Fill();
+    return buf_[(head_ + k) % kLookahead];
+  }
+  Token Next() {
+    if (count_ == 0) Fill();
+    Token t = buf_[head_];
+    head_ = (head_ + 1) % kLookahead;
+    --count_;
+    return t;
+  }
+
+  Span SpanAt(int32_t line, int32_t col) const { return Span{file_, line, col}; }
+  Span SpanOf(const Token& t) const { return Span{file_, t.line, t.col}; }
+  const std::shared_ptr<const std::string>& file() const { return file_; }
+
+  // Decodes a string token's escapes (the token as returned, quotes included).
+  static std::string DecodeString(std::string_view raw);
+
+ private:
+  void Fill();
+  Token Lex();
+  Token Make(Tok k, size_t begin, size_t end) const;
+  [[noreturn]] void Fail(size_t at, const std::string& msg) const;
+  int32_t ColOf(size_t at) const { return static_cast<int32_t>(at - line_start_) + 1; }
+  Token LexIndentation(bool* produced);
+  Token LexString(size_t begin);
+  Token LexNumber(size_t begin);
+
+  std::string_view src_;
+  std::shared_ptr<const std::string> file_;
+  LexerLimits limits_;
+  size_t pos_ = 0;
+  size_t line_start_ = 0;
+  int32_t line_ = 1;
+  int paren_depth_ = 0;
+  int pending_dedents_ = 0;
+  bool at_line_start_ = true;
+  bool line_has_token_ = false;  // a NEWLINE is due before the next line / EOF
+  std::vector<int32_t> indents_{0};
+
+  std::array<Token, kLookahead> buf_{};
+  int head_ = 0;
+  int count_ = 0;
+};
+
+}  // namespace cds::ir

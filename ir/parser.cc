@@ -1,0 +1,1603 @@
+#include "ir/parser.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ir/builder.h"
+#include "ir/error.h"
+#include "ir/lexer.h"
+#include "ir/op_registry.h"
+
+namespace cds::ir {
+
+namespace {
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using NameMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+bool IsKeyword(std::string_view s) {
+  static constexpr std::string_view kWords[] = {
+      "and",    "as",   "assert", "async",  "await",    "break", "class", "continue", "def",
+      "del",    "elif", "else",   "except", "finally",  "for",   "from",  "global",   "if",
+      "import", "in",   "is",     "lambda", "nonlocal", "not",   "or",    "pass",     "raise",
+      "return", "try",  "while",  "with",   "yield",    "True",  "False", "None"};
+  for (auto w : kWords) {
+    if (w == s) return true;
+  }
+  return false;
+}
+
+// A dotted name such as pld.tensor.window, without allocation.
+struct Path {
+  static constexpr int kMax = 8;
+  std::string_view parts[kMax];
+  int n = 0;
+  Token first;
+  bool Is(std::initializer_list<std::string_view> want) const {
+    if (static_cast<size_t>(n) != want.size()) return false;
+    int i = 0;
+    for (auto w : want) {
+      if (parts[i++] != w) return false;
+    }
+    return true;
+  }
+  std::string Join() const {
+    std::string s;
+    for (int i = 0; i < n; ++i) {
+      if (i) s += '.';
+      s.append(parts[i]);
+    }
+    return s;
+  }
+};
+
+// A window declared by pl._dump.window_buffer: built when its base is bound.
+struct WindowDecl {
+  std::string name;
+  std::string base;
+  int size_at = -1;  // checkpoint where the size expression starts
+  bool load = false;
+  bool store = false;
+  Span span;
+  WindowBufferPtr wb;
+};
+
+struct FuncSig {
+  std::string name;
+  Span span;
+  FunctionType type = FunctionType::kOpaque;
+  std::optional<Level> level;
+  std::optional<Role> role;
+  std::vector<VarPtr> params;
+  std::vector<ParamDirection> dirs;
+  std::vector<std::pair<std::string, VarPtr>> param_names;
+  bool has_ret_annot = false;
+  // A return annotation naming windows is read after the body has declared them.
+  int deferred_ret_at = -1;  // checkpoint index
+  std::vector<TypePtr> ret_types;
+  int body_at = -1;  // checkpoint index
+  enum State { kPending, kParsing, kDone } state = kPending;
+  FunctionPtr result;
+};
+
+struct FuncState {
+  FuncSig* sig = nullptr;
+  NameMap<VarPtr> vars;
+  std::vector<WindowDecl> windows;
+  NameMap<size_t> window_index;
+  NameMap<std::vector<size_t>> windows_by_base;
+  bool saw_return = false;
+  std::vector<TypePtr> first_return_types;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, const ParseOptions& opts)
+      : opts_(opts),
+        file_(std::make_shared<const std::string>(opts.filename)),
+        main_(text, file_, opts.line_offset, LexerLimits{opts.max_nesting_depth}),
+        lex_(&main_) {}
+
+  ProgramPtr Run();
+
+ private:
+  // ---- tokens
+  const Token& Peek(int k = 0) { return lex_->Peek(k); }
+  Token Next() { return lex_->Next(); }
+  Span SpanOf(const Token& t) const { return lex_->SpanOf(t); }
+  bool At(Tok k, int ahead = 0) { return Peek(ahead).kind == k; }
+  bool AtName(std::string_view s, int ahead = 0) {
+    const Token& t = Peek(ahead);
+    return t.kind == Tok::kName && t.text == s;
+  }
+  bool Accept(Tok k) {
+    if (!At(k)) return false;
+    Next();
+    return true;
+  }
+  [[noreturn]] void Fail(const Token& t, const std::string& msg) {
+    throw ValueError(msg, SpanOf(t));
+  }
+  std::string Describe(const Token& t) {
+    switch (t.kind) {
+      case Tok::kName:
+      case Tok::kInt:
+      case Tok::kFloat:
+        return fmt::format("'{}'", t.text);
+      case Tok::kString:
+        return "a string";
+      default:
+        return std::string(TokName(t.kind));
+    }
+  }
+  Token Expect(Tok k, std::string_view what = {}) {
+    if (!At(k)) {
+      Fail(Peek(), fmt::format("expected {}{}, got {}", TokName(k),
+                               what.empty() ? "" : fmt::format(" {}", what), Describe(Peek())));
+    }
+    return Next();
+  }
+  Token ExpectName(std::string_view s) {
+    if (!AtName(s)) Fail(Peek(), fmt::format("expected '{}', got {}", s, Describe(Peek())));
+    return Next();
+  }
+  Token ExpectIdent(std::string_view what) {
+    const Token& t = Peek();
+    if (t.kind != Tok::kName || IsKeyword(t.text))
+      Fail(t, fmt::format("expected {}, got {}", what, Describe(t)));
+    return Next();
+  }
+  void ExpectEndOfStmt() {
+    if (At(Tok::kNewline)) {
+      Next();
+      return;
+    }
+    Fail(Peek(), fmt::format("expected end of line, got {}", Describe(Peek())));
+  }
+
+  // Depth guard for every recursive production.
+  struct DepthGuard {
+    Parser* p;
+    DepthGuard(Parser* parser, const Token& at) : p(parser) {
+      if (++p->depth_ > p->opts_.max_nesting_depth) {
+        p->Fail(at,
+                fmt::format(
+                    "expression or block nested deeper than {} levels (limit max_nesting_depth)",
+                    p->opts_.max_nesting_depth));
+      }
+    }
+    ~DepthGuard() { --p->depth_; }
+  };
+
+  // ---- program structure
+  void SkipImportLine();
+  void ParseDecorator(FuncSig* sig);
+  void ParseSignature(FuncSig* sig);
+  void SkipBlock();
+  void EnsureParsed(FuncSig* sig);
+  void ParseFunctionBody(FuncSig* sig);
+  const std::vector<TypePtr>& ReturnTypesOf(FuncSig* sig, const Token& at);
+  std::vector<TypePtr> ParseReturnAnnotation();
+
+  // ---- statements
+  SeqStmtsPtr ParseBlock(const Token& header);
+  void ParseStmtInto(std::vector<StmtPtr>* out);
+  StmtPtr ParseSimpleStmt();
+  StmtPtr ParseAssign();
+  StmtPtr ParseReturn();
+  StmtPtr ParseFor();
+  StmtPtr ParseWhile();
+  StmtPtr ParseIf(bool is_elif);
+  StmtPtr ParseWith();
+  void ParseWindowDecl();
+  void DefineVar(std::string_view name, const VarPtr& var);
+  void BindWindow(WindowDecl& d, const VarPtr& base);
+  WindowBufferPtr LookupWindow(const Token& at, bool by_index, std::string_view name,
+                               int64_t index);
+
+  // ---- expressions
+  ExprPtr ParseExpr();
+  ExprPtr ParseOr();
+  ExprPtr ParseAnd();
+  ExprPtr ParseNot();
+  ExprPtr ParseComparison();
+  ExprPtr ParseAdditive();
+  ExprPtr ParseTerm();
+  ExprPtr ParseUnary();
+  ExprPtr ParsePrimary();
+  ExprPtr ParseDispatch();
+  ExprPtr ParseDslCall(const Path& path);
+  ExprPtr ParseConst(const Token& at);
+  ExprPtr ParseDumpCall(const Token& at);
+  ExprPtr ParseWindowRefExpr(const Token& at);
+  CallPtr ParseUserAlloc(std::string_view lhs);
+  Path ParsePath();
+  bool AtUserAlloc();
+  std::vector<ExprPtr> ParseExprList(Tok close);
+  void ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
+                     std::vector<Token>* kwarg_tokens);
+  AttrValue ParseAttrValue();
+  KwargList ParseKwargDict();
+  ExprAttrList ParseExprDict();
+  int64_t ParseIntToken(const Token& t, bool negative);
+  double ParseFloatToken(const Token& t);
+  std::string ParseStringLit(std::string_view what);
+
+  // ---- types
+  TypePtr ParseType();
+  std::vector<ExprPtr> ParseShape();
+  std::optional<DataType> ParseDTypeName();
+  DataType ExpectDType();
+
+  const ParseOptions& opts_;
+  std::shared_ptr<const std::string> file_;
+  Lexer main_;
+  Lexer* lex_;
+  int depth_ = 0;
+  std::vector<std::unique_ptr<FuncSig>> sigs_;
+  NameMap<FuncSig*> sig_by_name_;
+  FuncState* fs_ = nullptr;
+  std::unordered_set<std::string> user_alloc_names_;
+  // Lexer checkpoints kept out of the per-function records: a Lexer is a few
+  // hundred bytes, and one large record per function made the allocator
+  // consolidate its free lists on every function.
+  std::vector<Lexer> checkpoints_;
+  int Checkpoint() {
+    checkpoints_.push_back(*lex_);
+    return static_cast<int>(checkpoints_.size()) - 1;
+  }
+};
+
+// Parses from a checkpoint without disturbing the current position.
+struct LexerSwap {
+  Lexer** slot;
+  Lexer* saved;
+  LexerSwap(Lexer** s, Lexer* now) : slot(s), saved(*s) { *slot = now; }
+  ~LexerSwap() { *slot = saved; }
+};
+
+// ---------------------------------------------------------------------------
+// Program structure
+
+void Parser::SkipImportLine() {
+  while (!At(Tok::kNewline) && !At(Tok::kEof)) Next();
+  Accept(Tok::kNewline);
+}
+
+ProgramPtr Parser::Run() {
+  // Module level: imports, docstrings, then exactly one @pl.program class.
+  while (true) {
+    if (Accept(Tok::kNewline)) continue;
+    if (AtName("import") || AtName("from")) {
+      SkipImportLine();
+      continue;
+    }
+    if (At(Tok::kString) && At(Tok::kNewline, 1)) {
+      Next();
+      Next();
+      continue;
+    }
+    break;
+  }
+  if (At(Tok::kIndent)) Fail(Peek(), "unexpected indent");
+  if (!At(Tok::kAt)) Fail(Peek(), fmt::format("expected '@pl.program', got {}", Describe(Peek())));
+  Token at = Next();
+  Path deco = ParsePath();
+  if (!deco.Is({"pl", "program"})) Fail(deco.first, "expected '@pl.program'");
+  if (Accept(Tok::kLParen)) Expect(Tok::kRParen, "(@pl.program takes no arguments)");
+  Expect(Tok::kNewline);
+  ExpectName("class");
+  Token name = ExpectIdent("a class name");
+  if (Accept(Tok::kLParen)) Expect(Tok::kRParen);
+  Expect(Tok::kColon);
+  Expect(Tok::kNewline);
+  if (!At(Tok::kIndent)) Fail(Peek(), "expected an indented class body");
+  Next();
+  if (At(Tok::kString) && At(Tok::kNewline, 1)) {
+    Next();
+    Next();
+  }
+  // Pass 1: signatures, so a function may be called before its definition.
+  while (!At(Tok::kDedent) && !At(Tok::kEof)) {
+    if (AtName("pass")) {
+      Next();
+      ExpectEndOfStmt();
+      continue;
+    }
+    auto sig = std::make_unique<FuncSig>();
+    if (At(Tok::kAt)) {
+      ParseDecorator(sig.get());
+    } else if (!AtName("def")) {
+      Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
+                               Describe(Peek())));
+    }
+    ParseSignature(sig.get());
+    if (sig_by_name_.count(sig->name)) {
+      throw ValueError(fmt::format("function '{}' is defined twice", sig->name), sig->span);
+    }
+    sig_by_name_.emplace(sig->name, sig.get());
+    sigs_.push_back(std::move(sig));
+  }
+  Accept(Tok::kDedent);
+  while (Accept(Tok::kNewline)) {
+  }
+  if (!At(Tok::kEof))
+    Fail(Peek(),
+         fmt::format("expected end of input after the program class, got {}", Describe(Peek())));
+  // Pass 2: bodies in order (a call of a not-yet-parsed function whose return type
+  // is not annotated parses the callee first).
+  std::vector<FunctionPtr> fns;
+  for (auto& s : sigs_) {
+    EnsureParsed(s.get());
+    fns.push_back(s->result);
+  }
+  auto program =
+      std::make_shared<Program>(std::string(name.text), std::vector<VarPtr>{}, std::move(fns));
+  program->span = SpanOf(at);
+  return program;
+}
+
+void Parser::ParseDecorator(FuncSig* sig) {
+  Expect(Tok::kAt);
+  Path p = ParsePath();
+  if (!p.Is({"pl", "function"})) Fail(p.first, fmt::format("unknown decorator '@{}'", p.Join()));
+  if (Accept(Tok::kLParen)) {
+    while (!At(Tok::kRParen)) {
+      Token key = ExpectIdent("a decorator argument");
+      Expect(Tok::kAssign);
+      Path v = ParsePath();
+      auto bad = [&](std::string_view what) {
+        Fail(v.first, fmt::format("{}= expects {}, got '{}'", key.text, what, v.Join()));
+      };
+      if (key.text == "type") {
+        if (v.n != 3 || v.parts[0] != "pl" || v.parts[1] != "FunctionType")
+          bad("pl.FunctionType.<Kind>");
+        auto t = FunctionTypeFromName(v.parts[2]);
+        if (!t) bad("pl.FunctionType.<Kind>");
+        sig->type = *t;
+      } else if (key.text == "level") {
+        if (v.n != 3 || v.parts[0] != "pl" || v.parts[1] != "Level") bad("pl.Level.<LEVEL>");
+        auto l = LevelFromName(v.parts[2]);
+        if (!l) bad("pl.Level.<LEVEL>");
+        sig->level = *l;
+      } else if (key.text == "role") {
+        if (v.n != 3 || v.parts[0] != "pl" || v.parts[1] != "Role") bad("pl.Role.<Role>");
+        auto r = RoleFromName(v.parts[2]);
+        if (!r) bad("pl.Role.<Role>");
+        sig->role = *r;
+      } else {
+        Fail(key,
+             fmt::format("unknown @pl.function argument '{}' (expected type=, level= or role=)",
+                         key.text));
+      }
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRParen);
+  }
+  Expect(Tok::kNewline);
+}
+
+void Parser::ParseSignature(FuncSig* sig) {
+  Token def = ExpectName("def");
+  Token name = ExpectIdent("a function name");
+  sig->name = std::string(name.text);
+  sig->span = SpanOf(def);
+  Expect(Tok::kLParen);
+  if (!AtName("self")) Fail(Peek(), "the first parameter of a program function must be 'self'");
+  Next();
+  FuncState fs;  // parameters may be used in later parameter types
+  FuncState* saved = fs_;
+  fs_ = &fs;
+  struct Restore {
+    FuncState** slot;
+    FuncState* saved;
+    ~Restore() { *slot = saved; }
+  } restore{&fs_, saved};
+  while (Accept(Tok::kComma)) {
+    if (At(Tok::kRParen)) break;
+    Token pname = ExpectIdent("a parameter name");
+    if (!At(Tok::kColon))
+      Fail(Peek(), fmt::format("parameter '{}' needs a type annotation", pname.text));
+    Next();
+    ParamDirection dir = ParamDirection::kIn;
+    TypePtr type;
+    if ((AtName("pl") && At(Tok::kDot, 1) && (AtName("Out", 2) || AtName("InOut", 2)) &&
+         At(Tok::kLBracket, 3))) {
+      Next();
+      Next();
+      dir = Next().text == "Out" ? ParamDirection::kOut : ParamDirection::kIn;
+      if (dir == ParamDirection::kIn) dir = ParamDirection::kInOut;
+      Next();
+      type = ParseType();
+      Expect(Tok::kRBracket);
+    } else {
+      type = ParseType();
+    }
+    for (const auto& [n, v] : sig->param_names) {
+      if (n == pname.text) Fail(pname, fmt::format("duplicate parameter '{}'", pname.text));
+    }
+    VarPtr v = MakeVar(std::string(pname.text), type, SpanOf(pname));
+    sig->params.push_back(v);
+    sig->dirs.push_back(dir);
+    sig->param_names.emplace_back(std::string(pname.text), v);
+    fs.vars[std::string(pname.text)] = v;
+  }
+  Expect(Tok::kRParen);
+  if (Accept(Tok::kArrow)) {
+    sig->has_ret_annot = true;
+    Lexer ret_at = *lex_;
+    bool names_window = false;
+    for (int depth = 0;;) {
+      const Token& t = Peek();
+      if (t.kind == Tok::kEof || t.kind == Tok::kNewline || (depth == 0 && t.kind == Tok::kColon))
+        break;
+      if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
+      if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
+      if (t.kind == Tok::kName && t.text == "window_ref") names_window = true;
+      Next();
+    }
+    if (names_window) {
+      checkpoints_.push_back(std::move(ret_at));
+      sig->deferred_ret_at = static_cast<int>(checkpoints_.size()) - 1;
+    } else {
+      Lexer again = ret_at;
+      LexerSwap swap(&lex_, &again);
+      sig->ret_types = ParseReturnAnnotation();
+    }
+  }
+  Expect(Tok::kColon);
+  if (!At(Tok::kNewline)) Fail(Peek(), "expected a new line after the function signature");
+  Next();
+  if (!At(Tok::kIndent))
+    Fail(Peek(), fmt::format("expected an indented body for function '{}'", sig->name));
+  Next();
+  sig->body_at = Checkpoint();
+  SkipBlock();
+}
+
+std::vector<TypePtr> Parser::ParseReturnAnnotation() {
+  std::vector<TypePtr> types;
+  if (AtName("None")) {
+    Next();
+  } else if (AtName("tuple") && At(Tok::kLBracket, 1)) {
+    Next();
+    Next();
+    while (!At(Tok::kRBracket)) {
+      types.push_back(ParseType());
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRBracket);
+  } else {
+    types.push_back(ParseType());
+  }
+  if (!At(Tok::kColon))
+    Fail(Peek(), fmt::format("expected ':' after the return type, got {}", Describe(Peek())));
+  return types;
+}
+
+// Skips the rest of an indented block whose INDENT was consumed.
+void Parser::SkipBlock() {
+  int depth = 1;
+  while (depth > 0) {
+    Token t = Next();
+    if (t.kind == Tok::kIndent) ++depth;
+    if (t.kind == Tok::kDedent) --depth;
+    if (t.kind == Tok::kEof) Fail(t, "unexpected end of input inside a block");
+  }
+}
+
+void Parser::EnsureParsed(FuncSig* sig) {
+  if (sig->state == FuncSig::kDone) return;
+  sig->state = FuncSig::kParsing;
+  ParseFunctionBody(sig);
+  sig->state = FuncSig::kDone;
+}
+
+const std::vector<TypePtr>& Parser::ReturnTypesOf(FuncSig* sig, const Token& at) {
+  if ((sig->has_ret_annot && sig->deferred_ret_at < 0) || sig->state == FuncSig::kDone)
+    return sig->ret_types;
+  if (sig->state == FuncSig::kParsing) {
+    Fail(at,
+         fmt::format(
+             "cannot deduce the return type of '{}' here (recursive call); annotate it with '->'",
+             sig->name));
+  }
+  EnsureParsed(sig);
+  return sig->ret_types;
+}
+
+void Parser::ParseFunctionBody(FuncSig* sig) {
+  FuncState fs;
+  fs.sig = sig;
+  for (const auto& [n, v] : sig->param_names) fs.vars[n] = v;
+  FuncState* saved_fs = fs_;
+  fs_ = &fs;
+  struct Restore {
+    FuncState** slot;
+    FuncState* saved;
+    ~Restore() { *slot = saved; }
+  } restore{&fs_, saved_fs};
+  Lexer body = checkpoints_[static_cast<size_t>(sig->body_at)];
+  LexerSwap swap(&lex_, &body);
+  int saved_depth = depth_;
+  depth_ = 0;
+
+  if (At(Tok::kString) && At(Tok::kNewline, 1)) {
+    Next();
+    Next();
+  }
+  while (AtName("pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
+         AtName("window_buffer", 4)) {
+    ParseWindowDecl();
+  }
+  for (auto& d : fs.windows) {
+    for (const auto& [n, v] : sig->param_names) {
+      if (n == d.base && !d.wb) BindWindow(d, v);
+    }
+  }
+  std::vector<StmtPtr> stmts;
+  Token first = Peek();
+  while (!At(Tok::kDedent) && !At(Tok::kEof)) ParseStmtInto(&stmts);
+  Accept(Tok::kDedent);
+  for (auto& d : fs.windows) {
+    if (!d.wb) {
+      throw ValueError(
+          fmt::format("window '{}': its base variable '{}' is never assigned in function '{}'",
+                      d.name, d.base, sig->name),
+          d.span);
+    }
+  }
+  if (sig->deferred_ret_at >= 0) {
+    Lexer ret = checkpoints_[static_cast<size_t>(sig->deferred_ret_at)];
+    LexerSwap ret_swap(&lex_, &ret);
+    sig->ret_types = ParseReturnAnnotation();
+  } else if (!sig->has_ret_annot) {
+    sig->ret_types = fs.first_return_types;
+  }
+  auto body_seq = Seq(std::move(stmts), SpanOf(first));
+  auto fn = std::make_shared<Function>(sig->name, sig->params, sig->dirs, sig->ret_types, body_seq,
+                                       sig->type, sig->level, sig->role);
+  fn->span = sig->span;
+  sig->result = fn;
+  depth_ = saved_depth;
+}
+
+// ---------------------------------------------------------------------------
+// Windows
+
+void Parser::ParseWindowDecl() {
+  Token at = Peek();
+  for (int i = 0; i < 5; ++i) Next();
+  Expect(Tok::kLParen);
+  WindowDecl d;
+  d.span = SpanOf(at);
+  d.name = ParseStringLit("the window name");
+  bool have_base = false;
+  while (Accept(Tok::kComma)) {
+    if (At(Tok::kRParen)) break;
+    Token key = ExpectIdent("a window_buffer argument");
+    Expect(Tok::kAssign);
+    if (key.text == "base") {
+      d.base = ParseStringLit("the base variable name");
+      have_base = true;
+    } else if (key.text == "size") {
+      if (AtName("None") && (At(Tok::kComma, 1) || At(Tok::kRParen, 1))) {
+        Next();
+        continue;
+      }
+      d.size_at = Checkpoint();
+      // Skip the expression: it may use variables defined later in the body.
+      int depth = 0;
+      while (true) {
+        const Token& t = Peek();
+        if (t.kind == Tok::kEof || t.kind == Tok::kNewline)
+          Fail(t, "unterminated window_buffer size");
+        if (depth == 0 && (t.kind == Tok::kComma || t.kind == Tok::kRParen)) break;
+        if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket || t.kind == Tok::kLBrace) ++depth;
+        if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket || t.kind == Tok::kRBrace) --depth;
+        Next();
+      }
+    } else if (key.text == "load_from_host" || key.text == "store_to_host") {
+      bool v = false;
+      if (AtName("True")) {
+        v = true;
+      } else if (!AtName("False")) {
+        Fail(Peek(), fmt::format("{}= expects True or False", key.text));
+      }
+      Next();
+      (key.text == "load_from_host" ? d.load : d.store) = v;
+    } else {
+      Fail(key, fmt::format("unknown window_buffer argument '{}'", key.text));
+    }
+  }
+  Expect(Tok::kRParen);
+  ExpectEndOfStmt();
+  if (!have_base) throw ValueError(fmt::format("window '{}' needs base=\"VAR\"", d.name), d.span);
+  if (fs_->window_index.count(d.name)) {
+    throw ValueError(fmt::format("window '{}' is declared twice", d.name), d.span);
+  }
+  size_t idx = fs_->windows.size();
+  fs_->window_index.emplace(d.name, idx);
+  fs_->windows_by_base[d.base].push_back(idx);
+  fs_->windows.push_back(std::move(d));
+}
+
+void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
+  ExprPtr size;
+  if (d.size_at >= 0) {
+    Lexer sub = checkpoints_[static_cast<size_t>(d.size_at)];
+    LexerSwap swap(&lex_, &sub);
+    size = ParseExpr();
+  }
+  auto wb = std::make_shared<WindowBuffer>(base, size, d.load, d.store);
+  wb->span = d.span;
+  d.wb = wb;
+}
+
+void Parser::DefineVar(std::string_view name, const VarPtr& var) {
+  auto it = fs_->vars.find(name);
+  if (it != fs_->vars.end()) {
+    it->second = var;
+  } else {
+    fs_->vars.emplace(std::string(name), var);
+  }
+  if (fs_->windows_by_base.empty()) return;
+  auto w = fs_->windows_by_base.find(name);
+  if (w == fs_->windows_by_base.end()) return;
+  for (size_t idx : w->second) {
+    if (!fs_->windows[idx].wb) BindWindow(fs_->windows[idx], var);
+  }
+}
+
+WindowBufferPtr Parser::LookupWindow(const Token& at, bool by_index, std::string_view name,
+                                     int64_t index) {
+  if (!fs_ || !fs_->sig) Fail(at, "pl._dump.window_ref is only allowed inside a function body");
+  const WindowDecl* d = nullptr;
+  if (by_index) {
+    if (index < 0 || index >= static_cast<int64_t>(fs_->windows.size())) {
+      Fail(at,
+           fmt::format(
+               "window_ref({}) refers to no window_buffer declaration (the function declares {})",
+               index, fs_->windows.size()));
+    }
+    d = &fs_->windows[static_cast<size_t>(index)];
+  } else {
+    auto it = fs_->window_index.find(name);
+    if (it == fs_->window_index.end())
+      Fail(at, fmt::format("window_ref to undeclared window '{}'", name));
+    d = &fs_->windows[it->second];
+  }
+  if (!d->wb) {
+    Fail(at, fmt::format("window '{}' is used before its base variable '{}' is assigned", d->name,
+                         d->base));
+  }
+  return d->wb;
+}
+
+// ---------------------------------------------------------------------------
+// Statements
+
+SeqStmtsPtr Parser::ParseBlock(const Token& header) {
+  DepthGuard g(this, header);
+  Expect(Tok::kColon);
+  std::vector<StmtPtr> stmts;
+  if (!At(Tok::kNewline)) {
+    // `else: pass` on one line.
+    StmtPtr s = ParseSimpleStmt();
+    if (s) stmts.push_back(std::move(s));
+    return Seq(std::move(stmts), SpanOf(header));
+  }
+  Next();
+  if (!At(Tok::kIndent)) Fail(Peek(), "expected an indented block");
+  Token first = Next();
+  while (!At(Tok::kDedent) && !At(Tok::kEof)) ParseStmtInto(&stmts);
+  Accept(Tok::kDedent);
+  return Seq(std::move(stmts), SpanOf(first));
+}
+
+void Parser::ParseStmtInto(std::vector<StmtPtr>* out) {
+  const Token& t = Peek();
+  if (t.kind == Tok::kIndent) Fail(t, "unexpected indent");
+  if (t.kind == Tok::kName) {
+    if (t.text == "for") return out->push_back(ParseFor());
+    if (t.text == "while") return out->push_back(ParseWhile());
+    if (t.text == "if") return out->push_back(ParseIf(false));
+    if (t.text == "with") return out->push_back(ParseWith());
+    if (t.text == "elif" || t.text == "else")
+      Fail(t, fmt::format("'{}' without a matching 'if'", t.text));
+    if (t.text == "def" || t.text == "class")
+      Fail(t, fmt::format("nested '{}' is not supported", t.text));
+  }
+  StmtPtr s = ParseSimpleStmt();
+  if (s) out->push_back(std::move(s));
+}
+
+StmtPtr Parser::ParseSimpleStmt() {
+  const Token t = Peek();
+  StmtPtr s;
+  if (t.kind == Tok::kName) {
+    if (t.text == "pass") {
+      Next();
+      ExpectEndOfStmt();
+      return nullptr;
+    }
+    if (t.text == "return") {
+      s = ParseReturn();
+      ExpectEndOfStmt();
+      return s;
+    }
+    if (t.text == "import" || t.text == "from")
+      Fail(t, "import statements are only allowed at module level");
+    if (t.text == "break" || t.text == "continue")
+      Fail(t, fmt::format("'{}' is not supported", t.text));
+    if (t.text == "pl" && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
+        AtName("window_buffer", 4)) {
+      Fail(t, "pl._dump.window_buffer declarations must come first in the function body");
+    }
+    if (!IsKeyword(t.text) && (At(Tok::kColon, 1) || At(Tok::kAssign, 1))) {
+      s = ParseAssign();
+      ExpectEndOfStmt();
+      return s;
+    }
+  }
+  ExprPtr e = ParseExpr();
+  if (At(Tok::kAssign)) Fail(Peek(), "only a plain name can be assigned to");
+  s = Eval(e, SpanOf(t));
+  ExpectEndOfStmt();
+  return s;
+}
+
+bool Parser::AtUserAlloc() {
+  if (!AtName("pld") || !At(Tok::kDot, 1)) return false;
+  if (AtName("alloc_window_buffer", 2) && At(Tok::kLParen, 3)) return true;
+  return AtName("tensor", 2) && At(Tok::kDot, 3) && AtName("alloc_window_buffer", 4) &&
+         At(Tok::kLParen, 5);
+}
+
+StmtPtr Parser::ParseAssign() {
+  Token name = Next();
+  TypePtr ann;
+  if (Accept(Tok::kColon)) {
+    ann = ParseType();
+    if (!At(Tok::kAssign))
+      Fail(Peek(), fmt::format("annotated name '{}' needs a value ('= ...')", name.text));
+  }
+  Expect(Tok::kAssign);
+  ExprPtr value;
+  if (AtUserAlloc()) {
+    value = ParseUserAlloc(name.text);
+  } else {
+    value = ParseExpr();
+  }
+  VarPtr var = MakeVar(std::string(name.text), ann ? ann : value->type, SpanOf(name));
+  StmtPtr s = Assign(var, value, SpanOf(name));
+  DefineVar(name.text, var);
+  return s;
+}
+
+StmtPtr Parser::ParseReturn() {
+  Token at = Next();
+  std::vector<ExprPtr> values;
+  if (!At(Tok::kNewline)) {
+    values.push_back(ParseExpr());
+    while (Accept(Tok::kComma)) {
+      if (At(Tok::kNewline)) break;
+      values.push_back(ParseExpr());
+    }
+  }
+  if (!fs_->saw_return) {
+    fs_->saw_return = true;
+    for (const auto& v : values) fs_->first_return_types.push_back(v->type);
+  }
+  return Return(std::move(values), SpanOf(at));
+}
+
+StmtPtr Parser::ParseFor() {
+  Token at = Next();
+  Token var_name = ExpectIdent("a loop variable name");
+  if (At(Tok::kComma))
+    Fail(Peek(), "loop-carried values (for i, (x,) in ...) are not supported yet");
+  ExpectName("in");
+  Path p = ParsePath();
+  ForKind kind = ForKind::kRange;
+  if (p.Is({"pl", "range"})) {
+    kind = ForKind::kRange;
+  } else if (p.Is({"pl", "unroll"})) {
+    kind = ForKind::kUnroll;
+  } else {
+    Fail(p.first,
+         fmt::format("expected pl.range(...) or pl.unroll(...) after 'in', got '{}'", p.Join()));
+  }
+  Token lp = Expect(Tok::kLParen);
+  std::vector<ExprPtr> args;
+  while (!At(Tok::kRParen)) {
+    if (At(Tok::kName) && At(Tok::kAssign, 1)) {
+      Fail(Peek(), fmt::format("pl.{}: keyword argument '{}' is not supported yet",
+                               ForKindName(kind), Peek().text));
+    }
+    args.push_back(ParseExpr());
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(Tok::kRParen);
+  if (args.empty() || args.size() > 3) {
+    Fail(lp, fmt::format("pl.{} takes 1 to 3 arguments, got {}", ForKindName(kind), args.size()));
+  }
+  Span sp = SpanOf(at);
+  ExprPtr start = args.size() == 1 ? Int(0, DataType::kInt64, sp) : args[0];
+  ExprPtr stop = args.size() == 1 ? args[0] : args[1];
+  ExprPtr step = args.size() == 3 ? args[2] : Int(1, DataType::kInt64, sp);
+  VarPtr lv = MakeVar(std::string(var_name.text), ScalarTy(DataType::kIndex), SpanOf(var_name));
+  DefineVar(var_name.text, lv);
+  SeqStmtsPtr body = ParseBlock(at);
+  auto f = std::make_shared<ForStmt>(lv, start, stop, step, body, kind);
+  f->span = sp;
+  return f;
+}
+
+StmtPtr Parser::ParseWhile() {
+  Token at = Next();
+  ExprPtr cond = ParseExpr();
+  SeqStmtsPtr body = ParseBlock(at);
+  return While(cond, body, SpanOf(at));
+}
+
+StmtPtr Parser::ParseIf(bool is_elif) {
+  Token at = Next();
+  DepthGuard g(this, at);
+  ExprPtr cond = ParseExpr();
+  SeqStmtsPtr then_body = ParseBlock(at);
+  StmtPtr else_body;
+  if (AtName("elif")) {
+    Token e = Peek();
+    StmtPtr nested = ParseIf(true);
+    else_body = Seq({nested}, SpanOf(e));
+  } else if (AtName("else")) {
+    Token e = Next();
+    else_body = ParseBlock(e);
+  }
+  (void)is_elif;
+  return If(cond, then_body, else_body, SpanOf(at));
+}
+
+StmtPtr Parser::ParseWith() {
+  Token at = Next();
+  Path p = ParsePath();
+  if (!p.Is({"pl", "_dump", "comm_domain"})) {
+    Fail(p.first,
+         fmt::format("'with {}' is not supported yet (only pl._dump.comm_domain)", p.Join()));
+  }
+  Expect(Tok::kLParen);
+  std::string name;
+  bool have_name = false, have_devices = false;
+  DeviceSet devices;
+  std::vector<std::pair<std::string, Token>> slot_names;
+  KwargList attrs;
+  while (!At(Tok::kRParen)) {
+    Token key = ExpectIdent("a comm_domain argument");
+    Expect(Tok::kAssign);
+    if (key.text == "name") {
+      name = ParseStringLit("the domain name");
+      have_name = true;
+    } else if (key.text == "devices") {
+      have_devices = true;
+      if (At(Tok::kString)) {
+        Token s = Next();
+        if (Lexer::DecodeString(s.text) != "all")
+          Fail(s, "devices= expects \"all\" or a list of device ids");
+        devices = DeviceSet::All();
+      } else {
+        Expect(Tok::kLBracket, "(devices= expects \"all\" or a list of device ids)");
+        devices = DeviceSet{false, {}};
+        while (!At(Tok::kRBracket)) {
+          bool neg = Accept(Tok::kMinus);
+          Token n = Peek();
+          if (n.kind != Tok::kInt) Fail(n, "device ids must be integer literals");
+          Next();
+          devices.ids.push_back(ParseIntToken(n, neg));
+          if (!Accept(Tok::kComma)) break;
+        }
+        Expect(Tok::kRBracket);
+      }
+    } else if (key.text == "slots") {
+      Expect(Tok::kLBracket);
+      while (!At(Tok::kRBracket)) {
+        Token s = Peek();
+        slot_names.emplace_back(ParseStringLit("a window name"), s);
+        if (!Accept(Tok::kComma)) break;
+      }
+      Expect(Tok::kRBracket);
+    } else if (key.text == "attrs") {
+      attrs = ParseKwargDict();
+    } else {
+      Fail(key, fmt::format("unknown comm_domain argument '{}'", key.text));
+    }
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(Tok::kRParen);
+  if (!have_name) Fail(at, "pl._dump.comm_domain needs name=");
+  if (!have_devices) Fail(at, "pl._dump.comm_domain needs devices=");
+  if (AtName("as")) Fail(Peek(), "pl._dump.comm_domain takes no 'as' target");
+  SeqStmtsPtr body = ParseBlock(at);
+  // Slots are resolved after the body: their bases are usually assigned inside it.
+  std::vector<WindowBufferPtr> slots;
+  for (const auto& [n, tok] : slot_names) slots.push_back(LookupWindow(tok, false, n, 0));
+  auto s = std::make_shared<CommDomainScopeStmt>(std::move(name), std::move(devices),
+                                                 std::move(slots), std::move(attrs), body);
+  s->span = SpanOf(at);
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Expressions
+
+ExprPtr Parser::ParseExpr() {
+  DepthGuard g(this, Peek());
+  return ParseOr();
+}
+
+ExprPtr Parser::ParseOr() {
+  ExprPtr l = ParseAnd();
+  while (AtName("or")) {
+    Token op = Next();
+    ExprPtr r = ParseAnd();
+    l = Binary(BinaryOp::kOr, l, r, SpanOf(op));
+  }
+  return l;
+}
+
+ExprPtr Parser::ParseAnd() {
+  ExprPtr l = ParseNot();
+  while (AtName("and")) {
+    Token op = Next();
+    ExprPtr r = ParseNot();
+    l = Binary(BinaryOp::kAnd, l, r, SpanOf(op));
+  }
+  return l;
+}
+
+ExprPtr Parser::ParseNot() {
+  if (AtName("not")) {
+    Token op = Next();
+    DepthGuard g(this, op);
+    ExprPtr x = ParseNot();
+    return Unary(UnaryOp::kNot, x, SpanOf(op));
+  }
+  return ParseComparison();
+}
+
+namespace {
+std::optional<BinaryOp> CompareOp(Tok k) {
+  switch (k) {
+    case Tok::kLt:
+      return BinaryOp::kLt;
+    case Tok::kLe:
+      return BinaryOp::kLe;
+    case Tok::kEqEq:
+      return BinaryOp::kEq;
+    case Tok::kNe:
+      return BinaryOp::kNe;
+    case Tok::kGt:
+      return BinaryOp::kGt;
+    case Tok::kGe:
+      return BinaryOp::kGe;
+    default:
+      return std::nullopt;
+  }
+}
+}  // namespace
+
+ExprPtr Parser::ParseComparison() {
+  ExprPtr l = ParseAdditive();
+  if (auto op = CompareOp(Peek().kind)) {
+    Token t = Next();
+    ExprPtr r = ParseAdditive();
+    l = Binary(*op, l, r, SpanOf(t));
+    if (CompareOp(Peek().kind))
+      Fail(Peek(), "chained comparisons are not supported; combine them with 'and'");
+  }
+  return l;
+}
+
+ExprPtr Parser::ParseAdditive() {
+  ExprPtr l = ParseTerm();
+  while (At(Tok::kPlus) || At(Tok::kMinus)) {
+    Token t = Next();
+    ExprPtr r = ParseTerm();
+    l = Binary(t.kind == Tok::kPlus ? BinaryOp::kAdd : BinaryOp::kSub, l, r, SpanOf(t));
+  }
+  return l;
+}
+
+ExprPtr Parser::ParseTerm() {
+  ExprPtr l = ParseUnary();
+  while (true) {
+    BinaryOp op;
+    switch (Peek().kind) {
+      case Tok::kStar:
+        op = BinaryOp::kMul;
+        break;
+      case Tok::kSlash:
+        op = BinaryOp::kDiv;
+        break;
+      case Tok::kSlashSlash:
+        op = BinaryOp::kFloorDiv;
+        break;
+      case Tok::kPercent:
+        op = BinaryOp::kFloorMod;
+        break;
+      default:
+        return l;
+    }
+    Token t = Next();
+    ExprPtr r = ParseUnary();
+    l = Binary(op, l, r, SpanOf(t));
+  }
+}
+
+ExprPtr Parser::ParseUnary() {
+  if (At(Tok::kMinus)) {
+    Token op = Next();
+    // `-5` is the constant -5 (so -9223372036854775808 fits); `-(5)` is a negation.
+    if (At(Tok::kInt)) {
+      Token n = Next();
+      return Int(ParseIntToken(n, true), DataType::kInt64, SpanOf(op));
+    }
+    if (At(Tok::kFloat)) {
+      Token n = Next();
+      return Float(-ParseFloatToken(n), DataType::kFP32, SpanOf(op));
+    }
+    DepthGuard g(this, op);
+    ExprPtr x = ParseUnary();
+    return Unary(UnaryOp::kNeg, x, SpanOf(op));
+  }
+  if (At(Tok::kPlus)) Fail(Peek(), "unary '+' is not supported");
+  return ParsePrimary();
+}
+
+int64_t Parser::ParseIntToken(const Token& t, bool negative) {
+  uint64_t v = 0;
+  const uint64_t limit = negative ? (uint64_t{1} << 63) : static_cast<uint64_t>(INT64_MAX);
+  for (char c : t.text) {
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (limit - d) / 10) {
+      Fail(t, fmt::format("integer literal {}{} does not fit in 64 bits (int64 range)",
+                          negative ? "-" : "",
+                          t.text.size() > 40 ? std::string(t.text.substr(0, 40)) + "..."
+                                             : std::string(t.text)));
+    }
+    v = v * 10 + d;
+  }
+  if (negative) return v == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(v);
+  return static_cast<int64_t>(v);
+}
+
+double Parser::ParseFloatToken(const Token& t) {
+  double v = 0;
+  auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+  if (r.ec == std::errc::result_out_of_range) {
+    Fail(t, fmt::format("float literal '{}' is out of range", t.text));
+  }
+  if (r.ec != std::errc() || r.ptr != t.text.data() + t.text.size()) {
+    Fail(t, fmt::format("invalid float literal '{}'", t.text));
+  }
+  return v;
+}
+
+std::string Parser::ParseStringLit(std::string_view what) {
+  if (!At(Tok::kString))
+    Fail(Peek(), fmt::format("expected a string ({}), got {}", what, Describe(Peek())));
+  return Lexer::DecodeString(Next().text);
+}
+
+Path Parser::ParsePath() {
+  Path p;
+  p.first = Peek();
+  Token t = ExpectIdent("a name");
+  p.parts[p.n++] = t.text;
+  while (At(Tok::kDot)) {
+    Next();
+    if (p.n == Path::kMax)
+      Fail(Peek(), fmt::format("dotted name longer than {} parts", Path::kMax));
+    const Token& c = Peek();
+    if (c.kind != Tok::kName)
+      Fail(c, fmt::format("expected a name after '.', got {}", Describe(c)));
+    p.parts[p.n++] = Next().text;
+  }
+  return p;
+}
+
+std::vector<ExprPtr> Parser::ParseExprList(Tok close) {
+  std::vector<ExprPtr> out;
+  while (!At(close)) {
+    out.push_back(ParseExpr());
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(close);
+  return out;
+}
+
+ExprPtr Parser::ParsePrimary() {
+  const Token t = Peek();
+  switch (t.kind) {
+    case Tok::kInt:
+      Next();
+      return Int(ParseIntToken(t, false), DataType::kInt64, SpanOf(t));
+    case Tok::kFloat:
+      Next();
+      return Float(ParseFloatToken(t), DataType::kFP32, SpanOf(t));
+    case Tok::kString:
+      Next();
+      return Str(Lexer::DecodeString(t.text), SpanOf(t));
+    case Tok::kLParen: {
+      Next();
+      DepthGuard g(this, t);
+      ExprPtr e = ParseExpr();
+      if (At(Tok::kComma)) Fail(Peek(), "tuple expressions are not supported yet");
+      Expect(Tok::kRParen);
+      return e;
+    }
+    case Tok::kLBracket: {
+      Next();
+      DepthGuard g(this, t);
+      return Tuple(ParseExprList(Tok::kRBracket), SpanOf(t));
+    }
+    case Tok::kName:
+      break;
+    default:
+      Fail(t, fmt::format("expected an expression, got {}", Describe(t)));
+  }
+  if (t.text == "True" || t.text == "False") {
+    Next();
+    return Bool(t.text == "True", SpanOf(t));
+  }
+  if (t.text == "self") return ParseDispatch();
+  if (t.text == "pl" || t.text == "pld") {
+    if (AtUserAlloc()) {
+      Fail(t,
+           "pld.alloc_window_buffer(...) must be assigned directly to a variable (the alloc is "
+           "named after it)");
+    }
+    Path p = ParsePath();
+    if (!At(Tok::kLParen)) Fail(p.first, fmt::format("'{}' is not a value here", p.Join()));
+    return ParseDslCall(p);
+  }
+  if (IsKeyword(t.text)) Fail(t, fmt::format("expected an expression, got '{}'", t.text));
+  Next();
+  auto it = fs_ ? fs_->vars.find(t.text) : decltype(fs_->vars.end()){};
+  if (!fs_ || it == fs_->vars.end()) Fail(t, fmt::format("undefined variable '{}'", t.text));
+  if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", t.text));
+  if (At(Tok::kLBracket)) Fail(Peek(), "subscripts are not supported yet");
+  if (At(Tok::kDot))
+    Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", t.text));
+  return it->second;
+}
+
+void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
+                           std::vector<Token>* kwarg_tokens) {
+  Expect(Tok::kLParen);
+  while (!At(Tok::kRParen)) {
+    if (At(Tok::kName) && At(Tok::kAssign, 1)) {
+      Token key = Next();
+      Next();
+      if (!kwargs) Fail(key, "keyword arguments are not allowed here");
+      for (const auto& [k, v] : *kwargs) {
+        if (k == key.text) Fail(key, fmt::format("keyword argument '{}' repeated", key.text));
+      }
+      if (kwarg_tokens) kwarg_tokens->push_back(key);
+      kwargs->emplace_back(std::string(key.text), ParseAttrValue());
+    } else {
+      if (kwargs && !kwargs->empty()) Fail(Peek(), "positional argument after keyword argument");
+      args->push_back(ParseExpr());
+    }
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(Tok::kRParen);
+}
+
+// Keyword values keep literals as literals (docs/ir-conventions.md).
+AttrValue Parser::ParseAttrValue() {
+  auto delim = [&](int k) {
+    Tok d = Peek(k).kind;
+    return d == Tok::kComma || d == Tok::kRParen || d == Tok::kRBrace;
+  };
+  const Token& t = Peek();
+  if (t.kind == Tok::kInt && delim(1)) return ParseIntToken(Next(), false);
+  if (t.kind == Tok::kFloat && delim(1)) return ParseFloatToken(Next());
+  if (t.kind == Tok::kMinus && At(Tok::kInt, 1) && delim(2)) {
+    Next();
+    return ParseIntToken(Next(), true);
+  }
+  if (t.kind == Tok::kMinus && At(Tok::kFloat, 1) && delim(2)) {
+    Next();
+    return -ParseFloatToken(Next());
+  }
+  if (t.kind == Tok::kString && delim(1)) return Lexer::DecodeString(Next().text);
+  if (t.kind == Tok::kName && (t.text == "True" || t.text == "False") && delim(1)) {
+    return Next().text == "True";
+  }
+  if (t.kind == Tok::kName && (t.text == "pl" || t.text == "pld") && At(Tok::kDot, 1)) {
+    // A dotted name not followed by a call: a data type or an enum value.
+    int k = 1;
+    while (At(Tok::kDot, k) && At(Tok::kName, k + 1) && k + 2 < Lexer::kLookahead) k += 2;
+    if (delim(k)) {
+      Path p = ParsePath();
+      if (p.n == 2 && p.parts[0] == "pl") {
+        if (auto dt = DataTypeFromName(p.parts[1])) return *dt;
+      }
+      return EnumAttr{p.Join()};
+    }
+  }
+  return ParseExpr();
+}
+
+KwargList Parser::ParseKwargDict() {
+  Token open = Expect(Tok::kLBrace);
+  DepthGuard g(this, open);
+  KwargList out;
+  while (!At(Tok::kRBrace)) {
+    Token kt = Peek();
+    std::string key = ParseStringLit("a dictionary key");
+    for (const auto& [k, v] : out) {
+      if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", key));
+    }
+    Expect(Tok::kColon);
+    out.emplace_back(std::move(key), ParseAttrValue());
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(Tok::kRBrace);
+  return out;
+}
+
+ExprAttrList Parser::ParseExprDict() {
+  Token open = Expect(Tok::kLBrace);
+  DepthGuard g(this, open);
+  ExprAttrList out;
+  while (!At(Tok::kRBrace)) {
+    Token kt = Peek();
+    std::string key = ParseStringLit("a dictionary key");
+    for (const auto& [k, v] : out) {
+      if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", key));
+    }
+    Expect(Tok::kColon);
+    out.emplace_back(std::move(key), ParseExpr());
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(Tok::kRBrace);
+  return out;
+}
+
+ExprPtr Parser::ParseDispatch() {
+  Token self = Next();
+  Expect(Tok::kDot, "after 'self'");
+  Token fname = ExpectIdent("a function name after 'self.'");
+  if (!At(Tok::kLParen)) Fail(Peek(), fmt::format("expected a call of 'self.{}'", fname.text));
+  auto it = sig_by_name_.find(fname.text);
+  if (it == sig_by_name_.end()) Fail(fname, fmt::format("unknown function '{}'", fname.text));
+  FuncSig* callee = it->second;
+  std::vector<ExprPtr> args;
+  KwargList kwargs;
+  std::vector<Token> kwarg_tokens;
+  Expect(Tok::kLParen);
+  ExprPtr device;
+  while (!At(Tok::kRParen)) {
+    if (At(Tok::kName) && At(Tok::kAssign, 1)) {
+      Token key = Next();
+      Next();
+      if (key.text != "device") {
+        Fail(key,
+             fmt::format(
+                 "unexpected keyword argument '{}' in a call of '{}' (only device= is supported)",
+                 key.text, fname.text));
+      }
+      if (device) Fail(key, "keyword argument 'device' repeated");
+      device = ParseExpr();
+    } else {
+      if (device) Fail(Peek(), "positional argument after keyword argument");
+      args.push_back(ParseExpr());
+    }
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(Tok::kRParen);
+  if (args.size() != callee->params.size()) {
+    Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", fname.text, callee->params.size(),
+                            callee->params.size() == 1 ? "" : "s", args.size()));
+  }
+  const auto& rets = ReturnTypesOf(callee, fname);
+  TypePtr type = rets.empty()       ? TypePtr(UnknownType::Get())
+                 : rets.size() == 1 ? rets[0]
+                                    : TypePtr(std::make_shared<TupleType>(rets));
+  return MakeFunctionCall(std::string(fname.text), std::move(args), device, type, SpanOf(self));
+}
+
+CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
+  Token at = Peek();
+  ParsePath();
+  std::vector<ExprPtr> args;
+  KwargList kwargs;
+  std::vector<Token> keys;
+  ParseCallArgs(&args, &kwargs, &keys);
+  for (size_t i = 0; i < kwargs.size(); ++i) {
+    if (kwargs[i].first == "name") {
+      Fail(keys[i],
+           "an explicit name= is not allowed in pld.alloc_window_buffer: the alloc is named after "
+           "the "
+           "variable it is assigned to");
+    }
+  }
+  if (user_alloc_names_.count(std::string(lhs))) {
+    Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
+                         lhs));
+  }
+  user_alloc_names_.insert(std::string(lhs));
+  kwargs.emplace_back("name", std::string(lhs));
+  return MakeOpCall(ops::kAllocWindowBuffer, std::move(args), std::move(kwargs), SpanOf(at));
+}
+
+ExprPtr Parser::ParseDslCall(const Path& p) {
+  const Token& at = p.first;
+  Span sp = SpanOf(at);
+  if (p.n == 3 && p.parts[0] == "pl" && p.parts[2] == "get_byte") {
+    auto dt = DataTypeFromName(p.parts[1]);
+    if (!dt) Fail(at, fmt::format("unknown data type 'pl.{}'", p.parts[1]));
+    Expect(Tok::kLParen);
+    Expect(Tok::kRParen, "(get_byte takes no arguments)");
+    return Int(DataTypeBytes(*dt), DataType::kInt64, sp);
+  }
+  if (p.Is({"pl", "const"})) return ParseConst(at);
+  if (p.Is({"pl", "min"}) || p.Is({"pl", "max"})) {
+    std::vector<ExprPtr> args;
+    ParseCallArgs(&args, nullptr, nullptr);
+    if (args.size() != 2)
+      Fail(at, fmt::format("{} takes 2 arguments, got {}", p.Join(), args.size()));
+    return Binary(p.parts[1] == "min" ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1], sp);
+  }
+  if (p.Is({"pl", "_dump", "call"})) return ParseDumpCall(at);
+  if (p.Is({"pl", "_dump", "window_ref"})) return ParseWindowRefExpr(at);
+  std::string name;
+  if (p.Is({"pl", "_dump", "alloc_window_buffer"})) {
+    std::vector<ExprPtr> args;
+    KwargList kwargs;
+    ParseCallArgs(&args, &kwargs, nullptr);
+    if (!FindKwarg(kwargs, "name")) Fail(at, "pl._dump.alloc_window_buffer needs name=\"...\"");
+    return MakeOpCall(ops::kAllocWindowBuffer, std::move(args), std::move(kwargs), sp);
+  }
+  if (p.Is({"pld", "window"})) {
+    name = std::string(ops::kWindow);
+  } else if (p.Is({"pld", "world_size"})) {
+    name = std::string(ops::kWorldSize);
+  } else {
+    name = p.Join();
+  }
+  if (!OpRegistry::Get().Find(name)) Fail(at, fmt::format("unknown op '{}'", name));
+  std::vector<ExprPtr> args;
+  KwargList kwargs;
+  ParseCallArgs(&args, &kwargs, nullptr);
+  return MakeOpCall(name, std::move(args), std::move(kwargs), sp);
+}
+
+ExprPtr Parser::ParseConst(const Token& at) {
+  Expect(Tok::kLParen);
+  bool neg = Accept(Tok::kMinus);
+  Token v = Next();
+  Expect(Tok::kComma, "(pl.const(value, pl.DTYPE))");
+  DataType dt = ExpectDType();
+  Expect(Tok::kRParen);
+  Span sp = SpanOf(at);
+  if (v.kind == Tok::kInt) {
+    int64_t i = ParseIntToken(v, neg);
+    if (IsFloat(dt)) return Float(static_cast<double>(i), dt, sp);
+    if (dt == DataType::kBool) Fail(v, "pl.const of pl.BOOL takes True or False");
+    return Int(i, dt, sp);
+  }
+  if (v.kind == Tok::kFloat) {
+    double d = ParseFloatToken(v);
+    return Float(neg ? -d : d, dt, sp);
+  }
+  if (!neg && v.kind == Tok::kName && (v.text == "True" || v.text == "False")) {
+    if (dt != DataType::kBool) Fail(v, "True/False constants must have dtype pl.BOOL");
+    return Bool(v.text == "True", sp);
+  }
+  if (!neg && v.kind == Tok::kString) {
+    std::string s = Lexer::DecodeString(v.text);
+    double d;
+    if (s == "inf") {
+      d = std::numeric_limits<double>::infinity();
+    } else if (s == "-inf") {
+      d = -std::numeric_limits<double>::infinity();
+    } else if (s == "nan") {
+      d = std::numeric_limits<double>::quiet_NaN();
+    } else {
+      Fail(v, "pl.const string values are \"inf\", \"-inf\" or \"nan\"");
+    }
+    return Float(d, dt, sp);
+  }
+  Fail(v, "pl.const expects a number or True/False as its first argument");
+}
+
+ExprPtr Parser::ParseWindowRefExpr(const Token& at) {
+  Expect(Tok::kLParen);
+  Token v = Peek();
+  WindowBufferPtr wb;
+  if (v.kind == Tok::kInt) {
+    Next();
+    wb = LookupWindow(v, true, {}, ParseIntToken(v, false));
+  } else if (v.kind == Tok::kString) {
+    Next();
+    std::string name = Lexer::DecodeString(v.text);
+    wb = LookupWindow(v, false, name, 0);
+  } else {
+    Fail(v, "window_ref expects a window name string or a declaration index");
+  }
+  Expect(Tok::kRParen);
+  (void)at;
+  return wb;
+}
+
+ExprPtr Parser::ParseDumpCall(const Token& at) {
+  Expect(Tok::kLParen);
+  Token op_tok = Peek();
+  std::string op = ParseStringLit("the op name");
+  Expect(Tok::kComma);
+  Token lb = Expect(Tok::kLBracket, "(the argument list)");
+  std::vector<ExprPtr> args;
+  {
+    DepthGuard g(this, lb);
+    args = ParseExprList(Tok::kRBracket);
+  }
+  Expect(Tok::kComma);
+  TypePtr type = ParseType();
+  KwargList kwargs;
+  ExprAttrList attrs;
+  while (Accept(Tok::kComma)) {
+    if (At(Tok::kRParen)) break;
+    Token key = ExpectIdent("kwargs= or attrs=");
+    Expect(Tok::kAssign);
+    if (key.text == "kwargs") {
+      kwargs = ParseKwargDict();
+    } else if (key.text == "attrs") {
+      attrs = ParseExprDict();
+    } else {
+      Fail(key, fmt::format("unknown pl._dump.call argument '{}'", key.text));
+    }
+  }
+  Expect(Tok::kRParen);
+  Span sp = SpanOf(at);
+  if (op.rfind("self.", 0) == 0) {
+    auto gv = std::make_shared<GlobalVar>(op.substr(5));
+    gv->span = sp;
+    auto call =
+        std::make_shared<Call>(gv, std::move(args), std::move(kwargs), std::move(attrs), type);
+    call->span = sp;
+    return call;
+  }
+  if (op.empty()) Fail(op_tok, "empty op name");
+  CallPtr call = MakeOpCallWithType(op, std::move(args), std::move(kwargs), type, sp);
+  if (attrs.empty()) return call;
+  auto with_attrs = std::make_shared<Call>(*call);
+  with_attrs->attrs = std::move(attrs);
+  return with_attrs;
+}
+
+// ---------------------------------------------------------------------------
+// Types
+
+std::optional<DataType> Parser::ParseDTypeName() {
+  if (!(AtName("pl") && At(Tok::kDot, 1) && At(Tok::kName, 2))) return std::nullopt;
+  auto dt = DataTypeFromName(Peek(2).text);
+  if (!dt) return std::nullopt;
+  Next();
+  Next();
+  Next();
+  return dt;
+}
+
+DataType Parser::ExpectDType() {
+  Token t = Peek();
+  auto dt = ParseDTypeName();
+  if (!dt) {
+    if (t.kind == Tok::kName && t.text == "pl" && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
+      Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Peek(2).text));
+    }
+    Fail(t, fmt::format("expected a data type such as pl.FP32, got {}", Describe(t)));
+  }
+  return *dt;
+}
+
+std::vector<ExprPtr> Parser::ParseShape() {
+  Token open = Expect(Tok::kLBracket, "(a shape list such as [256])");
+  DepthGuard g(this, open);
+  return ParseExprList(Tok::kRBracket);
+}
+
+TypePtr Parser::ParseType() {
+  Token t = Peek();
+  DepthGuard g(this, t);
+  if (t.kind != Tok::kName || (t.text != "pl" && t.text != "pld")) {
+    Fail(t, fmt::format("expected a type such as pl.Tensor[[256], pl.FP32], got {}", Describe(t)));
+  }
+  if (auto dt = ParseDTypeName()) return ScalarTy(*dt);
+  Path p = ParsePath();
+  auto open = [&] { Expect(Tok::kLBracket, fmt::format("after '{}'", p.Join())); };
+  if (p.Is({"pl", "Ptr"})) return PtrType::Get();
+  if (p.Is({"pl", "_dump", "Unknown"})) return UnknownType::Get();
+  if (p.Is({"pl", "Scalar"})) {
+    open();
+    DataType dt = ExpectDType();
+    Expect(Tok::kRBracket);
+    return ScalarTy(dt);
+  }
+  if (p.Is({"pl", "Tensor"}) || p.Is({"pl", "Tile"})) {
+    open();
+    auto shape = ParseShape();
+    Expect(Tok::kComma);
+    DataType dt = ExpectDType();
+    Accept(Tok::kComma);
+    Expect(Tok::kRBracket);
+    if (p.parts[1] == "Tile") return std::make_shared<TileType>(std::move(shape), dt);
+    return TensorTy(std::move(shape), dt);
+  }
+  if (p.Is({"pld", "DistributedTensor"})) {
+    open();
+    auto shape = ParseShape();
+    Expect(Tok::kComma);
+    DataType dt = ExpectDType();
+    WindowBufferPtr wb;
+    if (Accept(Tok::kComma) && !At(Tok::kRBracket)) {
+      if (At(Tok::kString)) {
+        Next();  // the legacy "window_buffer=<name>" hint: accepted, means nothing
+      } else {
+        Path r = ParsePath();
+        if (!r.Is({"pl", "_dump", "window_ref"})) {
+          Fail(r.first,
+               fmt::format("expected pl._dump.window_ref(...) as the third argument, got '{}'",
+                           r.Join()));
+        }
+        ExprPtr w = ParseWindowRefExpr(r.first);
+        wb = std::static_pointer_cast<const WindowBuffer>(w);
+      }
+      Accept(Tok::kComma);
+    }
+    Expect(Tok::kRBracket);
+    return DistTensorTy(std::move(shape), dt, wb);
+  }
+  if (p.Is({"pl", "Tuple"})) {
+    open();
+    std::vector<TypePtr> types;
+    while (!At(Tok::kRBracket)) {
+      types.push_back(ParseType());
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRBracket);
+    return std::make_shared<TupleType>(std::move(types));
+  }
+  if (p.Is({"pl", "Out"}) || p.Is({"pl", "InOut"})) {
+    Fail(p.first, fmt::format("'{}[...]' is only allowed on a function parameter", p.Join()));
+  }
+  Fail(p.first, fmt::format("unknown type '{}'", p.Join()));
+}
+
+}  // namespace
+
+ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
+  if (text.size() > options.max_input_bytes) {
+    auto file = std::make_shared<const std::string>(options.filename);
+    throw ValueError(
+        fmt::format("input is {} bytes, more than the limit of {} bytes (max_input_bytes)",
+                    text.size(), options.max_input_bytes),
+        Span{file, 1 + options.line_offset, 1});
+  }
+  Parser parser(text, options);
+  return parser.Run();
+}
+
+}  // namespace cds::ir

@@ -1,0 +1,152 @@
+#include "pass/pass_manager.h"
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+#include "pass/materialize_comm_domain_scopes.h"
+#include "pass/synthesize_allreduce_signals.h"
+
+namespace cds::pass {
+
+std::string_view IRPropertyName(IRProperty p) {
+  switch (p) {
+    case IRProperty::kAllReduceSignalsSynthesized:
+      return "AllReduceSignalsSynthesized";
+    case IRProperty::kCommDomainScopesMaterialized:
+      return "CommDomainScopesMaterialized";
+  }
+  return "?";
+}
+
+IRPropertySet::IRPropertySet(std::initializer_list<IRProperty> props) {
+  for (IRProperty p : props) Insert(p);
+}
+
+IRPropertySet IRPropertySet::Minus(const IRPropertySet& other) const {
+  IRPropertySet r;
+  r.bits_ = bits_ & ~other.bits_;
+  return r;
+}
+
+IRPropertySet IRPropertySet::Union(const IRPropertySet& other) const {
+  IRPropertySet r;
+  r.bits_ = bits_ | other.bits_;
+  return r;
+}
+
+std::vector<IRProperty> IRPropertySet::Values() const {
+  std::vector<IRProperty> out;
+  for (IRProperty p :
+       {IRProperty::kAllReduceSignalsSynthesized, IRProperty::kCommDomainScopesMaterialized}) {
+    if (Contains(p)) out.push_back(p);
+  }
+  return out;
+}
+
+std::string IRPropertySet::ToString() const {
+  std::vector<std::string_view> names;
+  for (IRProperty p : Values()) names.push_back(IRPropertyName(p));
+  return fmt::format("{{{}}}", fmt::join(names, ", "));
+}
+
+const std::vector<PassInfo>& RegisteredPasses() {
+  static const std::vector<PassInfo> passes = {
+      {std::string(kSynthesizeAllReduceSignalsPass),
+       {},
+       {IRProperty::kAllReduceSignalsSynthesized},
+       {},
+       [](const ir::ProgramPtr& p) { return SynthesizeAllReduceSignals(p); }},
+      {std::string(kMaterializeCommDomainScopesPass),
+       {},
+       {IRProperty::kCommDomainScopesMaterialized},
+       {},
+       [](const ir::ProgramPtr& p) { return MaterializeCommDomainScopes(p); }},
+  };
+  return passes;
+}
+
+const PassInfo* FindPass(std::string_view name) {
+  for (const auto& p : RegisteredPasses()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+namespace {
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string KnownPassNames() {
+  std::vector<std::string_view> names;
+  for (const auto& p : RegisteredPasses()) names.push_back(p.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+}  // namespace
+
+std::vector<const PassInfo*> ParsePipeline(std::string_view pipeline) {
+  std::vector<const PassInfo*> out;
+  if (Trim(pipeline).empty()) return out;
+  size_t pos = 0;
+  while (true) {
+    size_t comma = pipeline.find(',', pos);
+    std::string_view name = Trim(pipeline.substr(
+        pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    if (name.empty()) {
+      throw ValueError(fmt::format("empty pass name in pipeline '{}'", pipeline), ir::Span{});
+    }
+    const PassInfo* pass = FindPass(name);
+    if (!pass) {
+      throw ValueError(fmt::format("unknown pass '{}' (known passes: {})", name, KnownPassNames()),
+                       ir::Span{});
+    }
+    out.push_back(pass);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+PassManager PassManager::FromPipeline(std::string_view pipeline) {
+  PassManager pm;
+  for (const PassInfo* p : ParsePipeline(pipeline)) pm.AddPass(*p);
+  return pm;
+}
+
+void PassManager::AddPass(std::string_view name) {
+  const PassInfo* pass = FindPass(name);
+  if (!pass)
+    throw ValueError(fmt::format("unknown pass '{}' (known passes: {})", name, KnownPassNames()),
+                     {});
+  AddPass(*pass);
+}
+
+void PassManager::AddPass(const PassInfo& pass) { passes_.push_back(pass); }
+
+void PassManager::AddInstrumentation(PassInstrumentationPtr instrumentation) {
+  if (instrumentation) instrumentations_.push_back(std::move(instrumentation));
+}
+
+ir::ProgramPtr PassManager::Run(const ir::ProgramPtr& program, IRPropertySet initial) {
+  properties_ = initial;
+  ir::ProgramPtr current = program;
+  for (const PassInfo& pass : passes_) {
+    IRPropertySet missing = pass.required.Minus(properties_);
+    if (!missing.Empty()) {
+      throw ValueError(
+          fmt::format("pass '{}' requires {} which the pipeline does not provide at that point",
+                      pass.name, missing.ToString()),
+          program ? program->span : ir::Span{});
+    }
+    for (const auto& inst : instrumentations_) inst->BeforePass(pass.name, current);
+    ir::ProgramPtr next = pass.run(current);
+    for (const auto& inst : instrumentations_) inst->AfterPass(pass.name, current, next);
+    properties_ = properties_.Minus(pass.invalidated).Union(pass.produced);
+    current = std::move(next);
+  }
+  return current;
+}
+
+}  // namespace cds::pass

@@ -1,0 +1,340 @@
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "fuzz/gen/generate.h"
+#include "fuzz/gen/rc_gen.h"
+#include "ir/error.h"
+#include "ir/structural_equal.h"
+#include "ir/structural_hash.h"
+#include "tests/gen/wellformed.h"
+#ifdef CDS_HAVE_PARSER
+#include "ir/parser.h"
+#endif
+
+namespace cds::fuzz {
+namespace {
+
+GenOptions Sized(int size) {
+  GenOptions o;
+  o.size = size;
+  o.fixed_size = true;
+  return o;
+}
+
+std::vector<InvalidKind> AllInvalidKinds() {
+  std::vector<InvalidKind> out;
+  for (size_t k = 0; k < kNumInvalidKinds; ++k) out.push_back(static_cast<InvalidKind>(k));
+  return out;
+}
+
+std::string LineOf(const std::string& text, int line) {
+  std::istringstream in(text);
+  std::string s;
+  for (int i = 1; std::getline(in, s); ++i) {
+    if (i == line) return s;
+  }
+  return {};
+}
+
+// Internal consistency of an expectation (independent of any pass).
+std::vector<std::string> ConsistencyProblems(const GeneratedProgram& p) {
+  std::vector<std::string> out = p.expect.problems;
+  const ProgramModel& m = p.model;
+  std::map<std::string, size_t> synthesized;
+  for (const auto& s : p.expect.signals) synthesized[s.function]++;
+  if (p.expect.functions.size() != m.HostFunctions().size()) out.push_back("not one entry per host orchestrator");
+  for (size_t i = 1; i < p.expect.functions.size(); ++i) {
+    if (!(p.expect.functions[i - 1].name < p.expect.functions[i].name)) out.push_back("hosts not in name order");
+  }
+  for (const FunctionExpect& f : p.expect.functions) {
+    const int h = m.FindFunction(f.name);
+    size_t allocs = 0;
+    for (const AllocModel& a : m.allocs) allocs += a.function == h;
+    if (f.allocs.size() != allocs + synthesized[f.name]) {
+      out.push_back(fmt::format("{}: {} allocs expected, model has {} + {}", f.name, f.allocs.size(), allocs,
+                                synthesized[f.name]));
+    }
+    std::map<std::string, int> seen;
+    for (size_t s = 0; s < f.scopes.size(); ++s) {
+      const ScopeExpect& scope = f.scopes[s];
+      if (scope.name != fmt::format("comm_d{}", s)) out.push_back(f.name + ": scope misnamed " + scope.name);
+      if (scope.slots.empty()) out.push_back(f.name + ": empty scope " + scope.name);
+      if (scope.devices.Empty()) out.push_back(f.name + ": scope with no devices " + scope.name);
+      for (size_t t = 0; t < s; ++t) {
+        if (f.scopes[t].devices == scope.devices) out.push_back(f.name + ": two scopes with equal devices");
+      }
+      for (const auto& slot : scope.slots) seen[slot]++;
+    }
+    int last_scope = -1;
+    for (const AllocExpect& a : f.allocs) {
+      if (seen[a.name] != 1) out.push_back(fmt::format("{}: alloc {} in {} scopes", f.name, a.name, seen[a.name]));
+      if (a.scope < 0 || a.scope >= static_cast<int>(f.scopes.size())) {
+        out.push_back(f.name + ": alloc without scope " + a.name);
+        continue;
+      }
+      if (f.scopes[a.scope].devices != a.coverage) out.push_back(f.name + ": scope devices != coverage of " + a.name);
+      // Scopes open in source order of their first alloc.
+      if (a.scope > last_scope + 1) out.push_back(f.name + ": scope order does not follow source order");
+      last_scope = std::max(last_scope, a.scope);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Determinism
+
+TEST(GenDeterminism, SameSeedSameProgram) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    GeneratedProgram a = Generate(seed, Sized(30));
+    GeneratedProgram b = Generate(seed, Sized(30));
+    ASSERT_EQ(a.text, b.text) << "seed " << seed;
+    EXPECT_TRUE(ir::StructuralEqual(a.ir, b.ir)) << "seed " << seed;
+    EXPECT_EQ(ir::StructuralHash(a.ir), ir::StructuralHash(b.ir)) << "seed " << seed;
+    EXPECT_EQ(ToJson(a.expect), ToJson(b.expect)) << "seed " << seed;
+  }
+}
+
+TEST(GenDeterminism, SeedsGiveDifferentPrograms) {
+  std::set<std::string> texts;
+  for (uint64_t seed = 1; seed <= 30; ++seed) texts.insert(Generate(seed, Sized(20)).text);
+  EXPECT_GE(texts.size(), 28u);
+}
+
+TEST(GenDeterminism, PrngRunEqualsReplayedDraws) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::vector<std::optional<InvalidKind>> kinds = {std::nullopt};
+    kinds.push_back(static_cast<InvalidKind>(seed % kNumInvalidKinds));
+    for (const auto& kind : kinds) {
+      PrngChoices prng(seed);
+      RecordingChoices rec(prng);
+      GeneratedProgram a = GenerateFromChoices(rec, Sized(25), kind);
+      GeneratedProgram b = GenerateFromDraws(rec.draws(), Sized(25), kind);
+      ASSERT_EQ(a.text, b.text) << "seed " << seed;
+      EXPECT_TRUE(ir::StructuralEqual(a.ir, b.ir)) << "seed " << seed;
+    }
+  }
+}
+
+TEST(GenDeterminism, ByteStream) {
+  std::vector<uint8_t> bytes(512);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+  GeneratedProgram a = GenerateFromBytes(bytes.data(), bytes.size());
+  GeneratedProgram b = GenerateFromBytes(bytes.data(), bytes.size());
+  EXPECT_EQ(a.text, b.text);
+  // Exhausted input means "the simplest choice" everywhere: still a valid program.
+  GeneratedProgram empty = GenerateFromBytes(nullptr, 0);
+  EXPECT_TRUE(empty.valid());
+  EXPECT_TRUE(ConsistencyProblems(empty).empty()) << Describe(empty);
+  EXPECT_FALSE(empty.model.allocs.empty());
+  for (size_t len = 0; len < 300; len += 7) {
+    GeneratedProgram p = GenerateFromBytes(bytes.data(), len, {}, true);
+    if (p.valid()) {
+      EXPECT_TRUE(ConsistencyProblems(p).empty()) << Describe(p);
+    } else {
+      EXPECT_GT(p.invalid->line, 0);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Valid programs
+
+TEST(GenValid, RenderIRIsWellFormed) {
+  for (int size : {6, 24, 80}) {
+    for (uint64_t seed = 1; seed <= 150; ++seed) {
+      GeneratedProgram p = Generate(seed, Sized(size));
+      std::vector<std::string> problems = testing::WellFormedProblems(p.ir);
+      ASSERT_TRUE(problems.empty()) << fmt::format("seed {} size {}: {}\n", seed, size, fmt::join(problems, "\n"))
+                                    << p.text;
+    }
+  }
+}
+
+TEST(GenValid, ExpectationIsConsistent) {
+  for (int size : {6, 24, 80}) {
+    for (uint64_t seed = 1; seed <= 200; ++seed) {
+      GeneratedProgram p = Generate(seed, Sized(size));
+      std::vector<std::string> problems = ConsistencyProblems(p);
+      ASSERT_TRUE(problems.empty()) << fmt::format("seed {} size {}: {}\n", seed, size, fmt::join(problems, "\n"))
+                                    << Describe(p);
+    }
+  }
+}
+
+TEST(GenValid, LinesPointAtStatements) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    GeneratedProgram p = Generate(seed, Sized(30));
+    for (const AllocModel& a : p.model.allocs) {
+      const std::string line = LineOf(p.text, p.model.stmt_lines[a.stmt]);
+      EXPECT_NE(line.find(p.model.values[a.var].name + " = "), std::string::npos) << line;
+      EXPECT_NE(line.find("alloc_window_buffer"), std::string::npos) << line;
+    }
+    for (const DispatchModel& d : p.model.dispatches) {
+      const std::string line = LineOf(p.text, p.model.stmt_lines[d.stmt]);
+      EXPECT_NE(line.find("self." + p.model.functions[d.callee].name + "("), std::string::npos) << line;
+    }
+    for (const FunctionModel& f : p.model.functions) {
+      EXPECT_NE(LineOf(p.text, f.line).find("def " + f.name + "("), std::string::npos);
+    }
+  }
+}
+
+// Swarm testing only helps if every feature shows up often enough.
+TEST(GenValid, EveryFeatureAppearsInFivePercent) {
+  const int n = 400;
+  std::vector<int> used(kNumFeatures, 0);
+  for (int seed = 1; seed <= n; ++seed) {
+    FeatureSet u = Generate(static_cast<uint64_t>(seed), Sized(24)).model.UsedFeatures();
+    for (size_t f = 0; f < kNumFeatures; ++f) used[f] += u.test(f);
+  }
+  for (size_t f = 0; f < kNumFeatures; ++f) {
+    EXPECT_GE(used[f] * 20, n) << FeatureName(static_cast<Feature>(f)) << ": " << used[f] << "/" << n;
+  }
+}
+
+TEST(GenValid, FeatureRestrictionIsHonoured) {
+  GenOptions o = Sized(40);
+  o.features.reset();
+  o.features.set(static_cast<size_t>(Feature::kLoopWorldSize));
+  o.swarm = false;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    GeneratedProgram p = Generate(seed, o);
+    EXPECT_TRUE(p.model.collectives.empty());
+    EXPECT_TRUE(ConsistencyProblems(p).empty()) << Describe(p);
+    for (const LoopModel& l : p.model.loops) {
+      EXPECT_TRUE(l.form == LoopForm::kWorldSize || l.form == LoopForm::kWorldSizeExplicit);
+    }
+  }
+}
+
+RC_GTEST_PROP(GenProp, ValidProgramsAreConsistentAndWellFormed, ()) {
+  const GeneratedProgram p = *rcgen::ValidProgram();
+  const std::vector<std::string> problems = ConsistencyProblems(p);
+  RC_ASSERT(problems.empty());
+  RC_ASSERT(testing::WellFormedProblems(p.ir).empty());
+}
+
+// ---------------------------------------------------------------------------
+// Invalid programs
+
+// A token the planted line must hold, per kind.
+std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
+  switch (p.invalid->kind) {
+    case InvalidKind::kDeadAlloc:
+    case InvalidKind::kUnconsumedAlloc:
+    case InvalidKind::kEmptyCoverage: return {"pld.alloc_window_buffer(", p.invalid->message_any_of[0] + " = "};
+    case InvalidKind::kDuplicateName: return {"pl._dump.alloc_window_buffer(", "name=\""};
+    case InvalidKind::kDeviceStep:
+    case InvalidKind::kDeviceNotLoopVar:
+    case InvalidKind::kDeviceExpr:
+    case InvalidKind::kDeviceNegative:
+    case InvalidKind::kDeviceWorldSizeStart: return {"self.", "device="};
+    case InvalidKind::kAllToAllVInFor:
+    case InvalidKind::kAllToAllVInWhile: return {"pld.tensor.all_to_all_v("};
+    case InvalidKind::kNestedAllReduce: return {"(pld.tensor.allreduce("};
+    default: return {"pld.tensor.allreduce("};
+  }
+}
+
+TEST(GenInvalid, PlantedLineHoldsTheConstruct) {
+  for (InvalidKind kind : AllInvalidKinds()) {
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      GeneratedProgram p = Generate(seed, Sized(20), kind);
+      ASSERT_TRUE(p.invalid);
+      ASSERT_GT(p.invalid->line, 0);
+      const std::string line = LineOf(p.text, p.invalid->line);
+      for (const std::string& tok : PlantedTokens(p)) {
+        EXPECT_NE(line.find(tok), std::string::npos)
+            << InvalidKindName(kind) << " seed " << seed << ": line " << p.invalid->line << " '" << line
+            << "' lacks '" << tok << "'";
+      }
+      EXPECT_FALSE(p.invalid->message_any_of.empty());
+      EXPECT_NE(p.model.FindFunction(p.invalid->function), -1);
+    }
+  }
+}
+
+TEST(GenInvalid, ExpectationSeesTheDefect) {
+  for (InvalidKind kind : AllInvalidKinds()) {
+    for (uint64_t seed = 1; seed <= 25; ++seed) {
+      GeneratedProgram p = Generate(seed, Sized(20), kind);
+      EXPECT_FALSE(p.expect.problems.empty()) << InvalidKindName(kind) << " seed " << seed << "\n" << p.text;
+    }
+  }
+}
+
+TEST(GenInvalid, OnlyTheArityDefectEscapesTheRegistry) {
+  for (InvalidKind kind : AllInvalidKinds()) {
+    GeneratedProgram p = Generate(7, Sized(20), kind);
+    std::vector<std::string> problems = testing::WellFormedProblems(p.ir);
+    if (kind == InvalidKind::kAllReduceArity) {
+      EXPECT_FALSE(problems.empty());
+    } else {
+      EXPECT_TRUE(problems.empty()) << InvalidKindName(kind) << ": " << fmt::format("{}", fmt::join(problems, "\n"));
+    }
+  }
+}
+
+#ifdef CDS_HAVE_PARSER
+// ---------------------------------------------------------------------------
+// The parser against the independent renderers
+
+void ExpectParsesToRenderIR(const GeneratedProgram& p, const std::string& what) {
+  ir::ProgramPtr parsed;
+  try {
+    parsed = ir::ParseProgram(p.text, {.filename = "gen.pyir"});
+  } catch (const ValueError& e) {
+    FAIL() << what << ": parse error: " << e.Format() << "\n" << p.text;
+  }
+  ir::EqualityResult r = ir::StructuralEqualWhere(parsed, p.ir);
+  EXPECT_TRUE(r.equal) << what << ": parse(RenderText) != RenderIR at " << r.path << ": " << r.reason << "\n"
+                       << p.text;
+  if (r.equal) EXPECT_EQ(ir::StructuralHash(parsed), ir::StructuralHash(p.ir)) << what;
+}
+
+TEST(GenParser, ParseOfTextEqualsRenderIR) {
+  for (int size : {6, 24, 60}) {
+    for (uint64_t seed = 1; seed <= 60; ++seed) {
+      ExpectParsesToRenderIR(Generate(seed, Sized(size)), fmt::format("seed {} size {}", seed, size));
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(GenParser, InvalidProgramsParseExceptTheArityOne) {
+  for (InvalidKind kind : AllInvalidKinds()) {
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      GeneratedProgram p = Generate(seed, Sized(16), kind);
+      const std::string what = fmt::format("{} seed {}", InvalidKindName(kind), seed);
+      if (p.invalid->text_stage != Stage::kParse) {
+        ExpectParsesToRenderIR(p, what);
+        continue;
+      }
+      try {
+        ir::ParseProgram(p.text);
+        ADD_FAILURE() << what << ": parsed a program the registry should reject\n" << p.text;
+      } catch (const ValueError& e) {
+        EXPECT_EQ(e.span().line, p.invalid->line) << what << ": " << e.Format();
+        EXPECT_NE(std::string(e.what()).find("allreduce"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+RC_GTEST_PROP(GenProp, ParseOfTextEqualsRenderIR, ()) {
+  const GeneratedProgram p = *rcgen::ValidProgram();
+  ir::ProgramPtr parsed = ir::ParseProgram(p.text);
+  const ir::EqualityResult r = ir::StructuralEqualWhere(parsed, p.ir);
+  RC_LOG() << r.path << ": " << r.reason << "\n";
+  RC_ASSERT(r.equal);
+}
+#endif
+
+}  // namespace
+}  // namespace cds::fuzz

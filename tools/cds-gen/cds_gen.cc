@@ -1,0 +1,157 @@
+// cds-gen: writes generated host-orchestration programs (user-form text), their
+// expected comm-domain scopes, and feature statistics of the generator.
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "fuzz/gen/generate.h"
+#include "ir/error.h"
+
+namespace {
+
+using cds::fuzz::Feature;
+using cds::fuzz::FeatureSet;
+using cds::fuzz::GeneratedProgram;
+using cds::fuzz::GenOptions;
+using cds::fuzz::InvalidKind;
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return true;
+  }
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return static_cast<bool>(f);
+}
+
+int PrintStats(uint64_t seed, int count, const GenOptions& options, std::optional<InvalidKind> invalid) {
+  std::vector<int> used(cds::fuzz::kNumFeatures, 0), enabled(cds::fuzz::kNumFeatures, 0);
+  size_t stmts = 0, problems = 0;
+  for (int i = 0; i < count; ++i) {
+    GeneratedProgram p = cds::fuzz::Generate(seed + static_cast<uint64_t>(i), options, invalid);
+    const FeatureSet u = p.model.UsedFeatures();
+    for (size_t f = 0; f < cds::fuzz::kNumFeatures; ++f) {
+      used[f] += u.test(f);
+      enabled[f] += p.model.enabled.test(f);
+    }
+    stmts += static_cast<size_t>(p.model.num_stmts);
+    if (!p.invalid && !p.expect.problems.empty()) ++problems;
+  }
+  fmt::print("{} programs (seeds {}..{}), {:.1f} statements on average\n", count, seed,
+             seed + static_cast<uint64_t>(count) - 1, static_cast<double>(stmts) / std::max(count, 1));
+  fmt::print("{:<24} {:>8} {:>8} {:>8}\n", "feature", "present", "%", "enabled%");
+  for (size_t f = 0; f < cds::fuzz::kNumFeatures; ++f) {
+    const double pct = 100.0 * used[f] / std::max(count, 1);
+    fmt::print("{:<24} {:>8} {:>7.1f}% {:>7.1f}%{}\n", cds::fuzz::FeatureName(static_cast<Feature>(f)), used[f], pct,
+               100.0 * enabled[f] / std::max(count, 1), pct < 5.0 ? "  (< 5%)" : "");
+  }
+  if (problems > 0) {
+    fmt::print(stderr, "error: {} valid programs have expectation problems (generator bug)\n", problems);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Generate host-orchestration programs for MaterializeCommDomainScopes"};
+  uint64_t seed = 1;
+  int size = 24;
+  std::string invalid_name, features, output = "-", expect_path;
+  bool stats = false, swarm_off = false, list = false;
+  int count = 1000;
+  app.add_option("--seed", seed, "PRNG seed (the same seed gives the same program everywhere)");
+  app.add_option("--size", size, "Host statements over all host orchestrators")->check(CLI::Range(1, 1000000));
+  app.add_option("--invalid", invalid_name, "Plant one defect of this kind (see --list)");
+  app.add_option("--features", features, "Comma-separated features to draw from (default: all; see --list)");
+  app.add_flag("--no-swarm", swarm_off, "Enable every allowed feature instead of a random subset");
+  app.add_option("-o,--output", output, "Program text file ('-' for stdout)");
+  auto* expect_opt = app.add_option("--expect", expect_path,
+                                    "Also write the expected scopes as JSON (to FILE, or to stderr with no FILE)")
+                         ->expected(0, 1);
+  app.add_flag("--stats", stats, "Print a feature histogram over --count programs instead of a program");
+  app.add_option("--count", count, "Programs for --stats")->check(CLI::Range(1, 100000000));
+  app.add_flag("--list", list, "List feature and invalid-kind names");
+  CLI11_PARSE(app, argc, argv);
+
+  if (list) {
+    fmt::print("features:");
+    for (size_t f = 0; f < cds::fuzz::kNumFeatures; ++f) {
+      fmt::print(" {}", cds::fuzz::FeatureName(static_cast<Feature>(f)));
+    }
+    fmt::print("\ninvalid kinds:");
+    for (size_t k = 0; k < cds::fuzz::kNumInvalidKinds; ++k) {
+      fmt::print(" {}", cds::fuzz::InvalidKindName(static_cast<InvalidKind>(k)));
+    }
+    fmt::print("\n");
+    return 0;
+  }
+
+  GenOptions options;
+  options.size = size;
+  options.fixed_size = true;
+  options.swarm = !swarm_off;
+  if (!features.empty()) {
+    options.features.reset();
+    for (const std::string& name : Split(features)) {
+      auto f = cds::fuzz::FeatureFromName(name);
+      if (!f) {
+        fmt::print(stderr, "error: unknown feature '{}' (see --list)\n", name);
+        return 2;
+      }
+      options.features.set(static_cast<size_t>(*f));
+    }
+  }
+  std::optional<InvalidKind> invalid;
+  if (!invalid_name.empty()) {
+    invalid = cds::fuzz::InvalidKindFromName(invalid_name);
+    if (!invalid) {
+      fmt::print(stderr, "error: unknown invalid kind '{}' (see --list)\n", invalid_name);
+      return 2;
+    }
+  }
+
+  try {
+    if (stats) return PrintStats(seed, count, options, invalid);
+    GeneratedProgram p = cds::fuzz::Generate(seed, options, invalid);
+    if (!WriteFile(output, p.text)) {
+      fmt::print(stderr, "error: cannot write '{}'\n", output);
+      return 1;
+    }
+    if (expect_opt->count() > 0) {
+      nlohmann::json j = p.invalid ? nlohmann::json{{"invalid", cds::fuzz::ToJson(*p.invalid)}}
+                                   : cds::fuzz::ToJson(p.expect);
+      j["seed"] = seed;
+      j["size"] = size;
+      const std::string text = j.dump(2) + "\n";
+      if (expect_path.empty()) {
+        std::cerr << text;
+      } else if (!WriteFile(expect_path, text)) {
+        fmt::print(stderr, "error: cannot write '{}'\n", expect_path);
+        return 1;
+      }
+    }
+  } catch (const cds::ValueError& e) {
+    // Building the IR type-checks every op call; a failure is a generator bug.
+    fmt::print(stderr, "internal error: generated program does not type-check: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}

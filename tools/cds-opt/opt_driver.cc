@@ -1,0 +1,191 @@
+#include "tools/cds-opt/opt_driver.h"
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "ir/diagnostics.h"
+#include "ir/error.h"
+#include "ir/printer.h"
+
+namespace cds::tools {
+
+ir::ProgramPtr ProcessProgram(const ir::ProgramPtr& program, const OptOptions& /*options*/) {
+  return program;
+}
+
+namespace {
+
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::string DisplayName(const std::string& input) { return input == "-" ? "<stdin>" : input; }
+
+}  // namespace
+
+std::vector<Chunk> SplitInput(std::string_view whole, bool split) {
+  if (!split) return {Chunk{whole, 0}};
+  std::vector<Chunk> chunks;
+  size_t chunk_begin = 0;
+  int chunk_line = 0;  // lines before the current chunk
+  int line = 0;
+  size_t pos = 0;
+  while (pos < whole.size()) {
+    size_t nl = whole.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? whole.size() : nl;
+    std::string_view text = TrimRight(whole.substr(pos, end - pos));
+    size_t next = nl == std::string_view::npos ? whole.size() : nl + 1;
+    ++line;
+    if (text == "# -----") {
+      chunks.push_back(Chunk{whole.substr(chunk_begin, pos - chunk_begin), chunk_line});
+      chunk_begin = next;
+      chunk_line = line;
+    }
+    pos = next;
+  }
+  chunks.push_back(Chunk{whole.substr(chunk_begin), chunk_line});
+  return chunks;
+}
+
+std::vector<ExpectedDiagnostic> ParseExpectations(const Chunk& chunk, const std::string& filename) {
+  std::vector<ExpectedDiagnostic> out;
+  auto file = std::make_shared<const std::string>(filename);
+  int line = chunk.line_offset;
+  size_t pos = 0;
+  std::string_view text = chunk.text;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? text.size() : nl;
+    std::string_view l = text.substr(pos, end - pos);
+    ++line;
+    size_t at = l.find("expected-error");
+    size_t hash = l.find('#');
+    if (at != std::string_view::npos && hash != std::string_view::npos && hash < at) {
+      ExpectedDiagnostic e;
+      e.comment_line = line;
+      e.line = line;
+      size_t p = at + std::string_view("expected-error").size();
+      ir::Span span{file, line, static_cast<int32_t>(at) + 1};
+      if (p < l.size() && l[p] == '@') {
+        ++p;
+        if (p >= l.size() || (l[p] != '+' && l[p] != '-')) {
+          throw ValueError("expected '@+N' or '@-N' after expected-error", span);
+        }
+        bool minus = l[p] == '-';
+        ++p;
+        int n = 0;
+        size_t digits = 0;
+        while (p < l.size() && l[p] >= '0' && l[p] <= '9' && digits < 6) {
+          n = n * 10 + (l[p] - '0');
+          ++p;
+          ++digits;
+        }
+        if (digits == 0) throw ValueError("expected a line offset after '@+' / '@-'", span);
+        e.line = minus ? line - n : line + n;
+      }
+      size_t open = l.find("{{", p);
+      size_t close = open == std::string_view::npos ? open : l.find("}}", open + 2);
+      if (open == std::string_view::npos || close == std::string_view::npos) {
+        throw ValueError("expected '{{message}}' in expected-error", span);
+      }
+      e.substring = std::string(l.substr(open + 2, close - open - 2));
+      out.push_back(std::move(e));
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return out;
+}
+
+bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
+                       std::vector<ExpectedDiagnostic>& expected, const std::string& filename,
+                       std::string_view whole, std::ostream& err) {
+  bool ok = true;
+  for (const Diagnostic& d : emitted) {
+    bool found = false;
+    for (auto& e : expected) {
+      if (!e.matched && e.severity == d.severity && e.line == d.span.line &&
+          d.message.find(e.substring) != std::string::npos) {
+        e.matched = true;
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      ok = false;
+      err << ir::FormatDiagnostic("error", d.span,
+                                  fmt::format("unexpected {}: {}", d.severity, d.message), whole);
+    }
+  }
+  auto file = std::make_shared<const std::string>(filename);
+  for (const auto& e : expected) {
+    if (e.matched) continue;
+    ok = false;
+    err << ir::FormatDiagnostic("error", ir::Span{file, e.comment_line, 1},
+                                fmt::format("expected {} \"{}\" at line {} was not produced",
+                                            e.severity, e.substring, e.line),
+                                whole);
+  }
+  return ok;
+}
+
+int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
+           std::ostream& out, std::ostream& err) {
+  const std::string filename = DisplayName(options.input);
+  bool ok = true;
+  std::vector<Chunk> chunks = SplitInput(whole, options.split_input_file);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i) out << "# -----\n";
+    std::vector<Diagnostic> diags;
+    try {
+      ir::ParseOptions po = options.parse;
+      po.filename = filename;
+      po.line_offset = chunks[i].line_offset;
+      ir::ProgramPtr program = ir::ParseProgram(chunks[i].text, po);
+      program = process ? process(program, options) : ProcessProgram(program, options);
+      out << ir::PrintProgram(program);
+    } catch (const ValueError& e) {
+      diags.push_back(Diagnostic{e.span(), "error", e.message()});
+    }
+    if (options.verify_diagnostics) {
+      try {
+        auto expected = ParseExpectations(chunks[i], filename);
+        ok &= VerifyDiagnostics(diags, expected, filename, whole, err);
+      } catch (const ValueError& e) {
+        err << ir::FormatDiagnostic(e, whole);
+        ok = false;
+      }
+    } else {
+      for (const auto& d : diags) {
+        err << ir::FormatDiagnostic(d.severity, d.span, d.message, whole);
+        ok = false;
+      }
+    }
+  }
+  out.flush();
+  return ok ? 0 : 1;
+}
+
+bool ReadInput(const std::string& path, std::string* text, std::ostream& err) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    *text = ss.str();
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err << fmt::format("cds-opt: error: cannot open input file '{}'\n", path);
+    return false;
+  }
+  text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+
+}  // namespace cds::tools

@@ -1,0 +1,158 @@
+// Scope devices against coverage the verifier derives itself (DESIGN §4 steps 3-4):
+// device descriptors of dispatches, ALL-absorbing union per alloc, then one level of
+// inheritance from a collective's data/target alloc to its signal (and
+// all_to_all_v's recv_counts). Inheritance reads dispatch coverage only, so chains
+// do not propagate and the order of collectives does not matter.
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "ir/op_registry.h"
+#include "verifier/checks.h"
+#include "verifier/type_util.h"
+
+namespace cds::verify {
+
+using namespace cds::ir;
+
+namespace {
+
+std::optional<BoundValue> ResolveBound(const ExprPtr& e, const BoundEnv& bounds) {
+  if (!e) return std::nullopt;
+  if (e->kind() == NodeKind::kConstInt)
+    return BoundValue{BoundKind::kConst, static_cast<const ConstInt&>(*e).value};
+  if (e->kind() == NodeKind::kCall) {
+    const auto& c = static_cast<const Call&>(*e);
+    if (c.OpName() == ops::kWorldSize && c.args.empty())
+      return BoundValue{BoundKind::kWorldSize, 0};
+    return std::nullopt;
+  }
+  if (IsVarLikeKind(e->kind())) {
+    auto it = bounds.find(static_cast<const Var*>(e.get()));
+    if (it != bounds.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+Descriptor Bad(std::string why) { return Descriptor{false, {}, std::move(why)}; }
+
+}  // namespace
+
+Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
+  auto start = ResolveBound(loop.start, bounds);
+  auto stop = ResolveBound(loop.stop, bounds);
+  auto step = ResolveBound(loop.step, bounds);
+  if (!step || step->kind != BoundKind::kConst || step->value != 1) {
+    return Bad(fmt::format("has step {} (only a constant 1 is allowed)", DescribeExpr(loop.step)));
+  }
+  if (!start || !stop) {
+    return Bad(
+        fmt::format("has bounds ({}, {}) that are neither constants nor pld.system.world_size()",
+                    DescribeExpr(loop.start), DescribeExpr(loop.stop)));
+  }
+  if (stop->kind == BoundKind::kWorldSize) {
+    if (start->kind != BoundKind::kConst || start->value != 0) {
+      return Bad(
+          "runs to world_size() from a start other than 0 (its coverage is not expressible)");
+    }
+    return Descriptor{true, DeviceSet::All(), {}};
+  }
+  if (start->kind != BoundKind::kConst)
+    return Bad("starts at world_size() and stops at a constant");
+  const int64_t a = start->value;
+  const int64_t b = stop->value;
+  if (b > a && (b - a > kMaxDeviceRange || b - a < 0)) {
+    return Bad(fmt::format("spans {}..{}, more devices than the verifier expands ({})", a, b,
+                           kMaxDeviceRange));
+  }
+  std::vector<int64_t> ids;
+  for (int64_t i = a; i < b; ++i) ids.push_back(i);
+  return Descriptor{true, DeviceSet::Of(std::move(ids)), {}};
+}
+
+Descriptor DeviceDescriptor(const ExprPtr& device, const LoopEnv& loops) {
+  if (!device) return Bad("is missing");
+  if (device->kind() == NodeKind::kConstInt) {
+    int64_t v = static_cast<const ConstInt&>(*device).value;
+    if (v < 0) return Bad(fmt::format("is the negative constant {}", v));
+    return Descriptor{true, DeviceSet::Of({v}), {}};
+  }
+  if (IsVarLikeKind(device->kind())) {
+    const auto& var = static_cast<const Var&>(*device);
+    auto it = loops.find(&var);
+    if (it == loops.end()) {
+      return Bad(
+          fmt::format("is '{}', not the induction variable of an enclosing loop", var.name_hint));
+    }
+    if (!it->second.ok)
+      return Bad(fmt::format("is '{}', whose loop {}", var.name_hint, it->second.why));
+    return it->second;
+  }
+  return Bad(fmt::format("is the expression {} (only a constant or a loop variable is allowed)",
+                         DescribeExpr(device)));
+}
+
+void CheckCoverage(HostAnalysis& a, DiagnosticSink& sink) {
+  for (auto& alloc : a.allocs) {
+    alloc.coverage = alloc.dispatch_cov;
+    alloc.covered = alloc.dispatched;
+  }
+  for (const Inheritance& inh : a.inheritances) {
+    const AllocInfo& from = a.allocs[inh.from];
+    AllocInfo& to = a.allocs[inh.to];
+    if (!from.dispatched) continue;
+    to.coverage = to.covered ? to.coverage.Merge(from.dispatch_cov) : from.dispatch_cov;
+    to.covered = true;
+  }
+  for (const auto& alloc : a.allocs) {
+    if (!alloc.covered) {
+      sink.Report(
+          CheckId::kAllocWithoutCoverage,
+          fmt::format("alloc '{}' in '{}' gets no devices: no dispatch consumes its views and no "
+                      "collective pairs it with a dispatched alloc",
+                      alloc.name, a.fn->name),
+          alloc.span);
+    } else if (alloc.coverage.Empty()) {
+      sink.Report(CheckId::kAllocWithoutCoverage,
+                  fmt::format("alloc '{}' in '{}' is only dispatched to an empty device set",
+                              alloc.name, a.fn->name),
+                  alloc.span);
+    }
+  }
+
+  std::unordered_map<std::string, size_t> seen_devices;
+  for (size_t si = 0; si < a.scopes.size(); ++si) {
+    const ScopeInfo& scope = a.scopes[si];
+    const CommDomainScopeStmt& stmt = *scope.stmt;
+    for (size_t k = 0; k < scope.slot_owner.size(); ++k) {
+      size_t owner = scope.slot_owner[k];
+      if (owner == kNone) continue;
+      const AllocInfo& alloc = a.allocs[owner];
+      if (!alloc.covered || alloc.coverage.Empty()) continue;  // already reported above
+      if (alloc.coverage != stmt.devices) {
+        sink.Report(
+            CheckId::kScopeDevicesMismatch,
+            fmt::format(
+                "scope '{}' in '{}' has devices {} but its slot for alloc '{}' is used on {} "
+                "(re-derived from dispatches and collectives)",
+                stmt.name_hint, a.fn->name, stmt.devices.ToString(), alloc.name,
+                alloc.coverage.ToString()),
+            stmt.span);
+      }
+    }
+    auto [it, inserted] = seen_devices.emplace(stmt.devices.ToString(), si);
+    if (!inserted) {
+      sink.Report(
+          CheckId::kDuplicateScopeDevices,
+          fmt::format(
+              "scopes '{}' and '{}' in '{}' both have devices {}; allocs with equal coverage "
+              "belong in one scope",
+              a.scopes[it->second].stmt->name_hint, stmt.name_hint, a.fn->name,
+              stmt.devices.ToString()),
+          stmt.span);
+    }
+  }
+}
+
+}  // namespace cds::verify

@@ -1,0 +1,93 @@
+#pragma once
+
+// The verifier's findings. Each invariant family owns a fixed set of codes; codes
+// and names are stable (docs, corpus expectations and CI logs refer to them), so a
+// retired check keeps its number and new checks are appended.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/span.h"
+
+namespace cds::verify {
+
+enum class CheckId : unsigned {
+  kViewMissingWindowBuffer,     // CDS-V001
+  kWindowBufferBaseMismatch,    // CDS-V002
+  kWindowBufferNotShared,       // CDS-V003
+  kWindowBufferSizeMismatch,    // CDS-V004
+  kWindowBufferFlagSet,         // CDS-V005
+  kAssignTypeAsymmetry,         // CDS-V006
+  kParamHasWindowBuffer,        // CDS-V007
+  kWindowBufferNotInScope,      // CDS-V008
+  kWindowBufferInManyScopes,    // CDS-V009
+  kDuplicateSlotName,           // CDS-V010
+  kEmptyScope,                  // CDS-V011
+  kScopeChainMalformed,         // CDS-V012
+  kScopeNameMismatch,           // CDS-V013
+  kScopeOrderMismatch,          // CDS-V014
+  kSlotOrderMismatch,           // CDS-V015
+  kSlotWithoutAlloc,            // CDS-V016
+  kScopeAttrsNotEmpty,          // CDS-V017
+  kScopeDevicesMismatch,        // CDS-V018
+  kDuplicateScopeDevices,       // CDS-V019
+  kAllocWithoutCoverage,        // CDS-V020
+  kDispatchDeviceUnresolvable,  // CDS-V021
+  kAllReduceMissingSignal,      // CDS-V022
+  kAllReduceSignalNotWindow,    // CDS-V023
+  kRoundTripParseError,         // CDS-V024
+  kRoundTripMismatch,           // CDS-V025
+  kProgramStructureChanged,     // CDS-V026
+  kFunctionChanged,             // CDS-V027
+  kHostBodyChanged,             // CDS-V028
+  kMalformedIR,                 // CDS-V029
+  kCount,
+};
+
+struct CheckInfo {
+  CheckId id;
+  std::string_view code;         // "CDS-V003"
+  std::string_view name;         // "window-buffer-not-shared"
+  std::string_view family;       // the source file that implements it, without ".cc"
+  std::string_view description;  // one line
+};
+
+// Every check, in code order.
+const std::vector<CheckInfo>& AllChecks();
+const CheckInfo& GetCheckInfo(CheckId id);
+
+struct Diagnostic {
+  std::string code;     // "CDS-V003"
+  std::string name;     // "window-buffer-not-shared"
+  std::string message;  // names the objects involved (allocs, scopes, functions)
+  ir::Span span;        // the offending object's span
+};
+
+Diagnostic MakeDiagnostic(CheckId id, std::string message, ir::Span span);
+
+// One line per diagnostic: "FILE:LINE:COL: error: [CDS-V003 window-buffer-not-shared] message".
+std::string FormatDiagnostic(const Diagnostic& d);
+std::string FormatDiagnostics(const std::vector<Diagnostic>& diags);
+
+bool HasCode(const std::vector<Diagnostic>& diags, std::string_view code);
+size_t CountCode(const std::vector<Diagnostic>& diags, std::string_view code);
+
+// Collects diagnostics; a cap keeps a pathological output from producing millions
+// of lines (the first `limit` are kept, later ones only counted).
+class DiagnosticSink {
+ public:
+  explicit DiagnosticSink(size_t limit = 0) : limit_(limit) {}
+  void Report(CheckId id, std::string message, const ir::Span& span);
+  std::vector<Diagnostic> Take() { return std::move(diags_); }
+  size_t dropped() const { return dropped_; }
+  size_t size() const { return diags_.size(); }
+
+ private:
+  size_t limit_;
+  size_t dropped_ = 0;
+  std::vector<Diagnostic> diags_;
+};
+
+}  // namespace cds::verify
