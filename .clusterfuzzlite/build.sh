@@ -1,19 +1,28 @@
 #!/bin/bash -eu
-# OSS-Fuzz conventions: $CC/$CXX/$CFLAGS/$CXXFLAGS carry the sanitizer and
-# coverage flags, $LIB_FUZZING_ENGINE links the engine, everything the fuzzing
-# infrastructure needs goes to $OUT: each target, <target>_seed_corpus.zip,
-# <target>.dict and <target>.options.
+# OSS-Fuzz / ClusterFuzzLite build: $CC/$CXX/$CFLAGS/$CXXFLAGS carry the sanitizer
+# and coverage flags, $LIB_FUZZING_ENGINE links the engine, and everything the
+# fuzzing infrastructure needs goes to $OUT: each target,
+# <target>_seed_corpus.zip, <target>.dict and <target>.options.
+#
+# Local check (no Docker): CC=clang-14 CXX=clang++-14 CFLAGS=... CXXFLAGS=...
+# LIB_FUZZING_ENGINE=-fsanitize=fuzzer SRC=/work SRC_DIR=/work/main OUT=... WORK=...
 SRC_DIR=${SRC_DIR:-$SRC/cds-harness}
 BUILD=${WORK:-/tmp}/cds-build
+mkdir -p "$OUT"
 
+# No CMAKE_BUILD_TYPE: the optimisation level is the infrastructure's ($CFLAGS).
+# FMT_HEADER_ONLY: the OSS-Fuzz toolchain links libc++, while a packaged libfmt is
+# built against libstdc++; header-only fmt sidesteps the ABI mismatch.
 cmake -S "$SRC_DIR" -B "$BUILD" -G Ninja \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
-  -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS -DFMT_HEADER_ONLY" \
+  -DCMAKE_BUILD_TYPE= \
   -DCDS_FUZZ_ENGINE="$LIB_FUZZING_ENGINE" \
-  -DCDS_BUILD_TESTS=OFF -DCDS_BUILD_BENCH=OFF
+  -DCDS_BUILD_TESTS=OFF -DCDS_BUILD_BENCH=OFF \
+  -DPython3_EXECUTABLE="$(command -v python3)"
 targets=$(cd "$SRC_DIR/fuzz/targets" && ls fuzz_*.cc | sed 's/\.cc$//')
-cmake --build "$BUILD" --target $targets
+# shellcheck disable=SC2086
+cmake --build "$BUILD" -j"$(nproc)" --target $targets
 
 for t in $targets; do
   cp "$BUILD/fuzz/targets/$t" "$OUT/"
@@ -28,6 +37,6 @@ with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
             z.write(path, name)
 PY
   fi
-  [[ -f "$SRC_DIR/corpus/$t.dict" ]] && cp "$SRC_DIR/corpus/$t.dict" "$OUT/$t.dict"
-  [[ -f "$SRC_DIR/corpus/$t.options" ]] && cp "$SRC_DIR/corpus/$t.options" "$OUT/$t.options"
+  if [[ -f "$SRC_DIR/corpus/$t.dict" ]]; then cp "$SRC_DIR/corpus/$t.dict" "$OUT/$t.dict"; fi
+  if [[ -f "$SRC_DIR/corpus/$t.options" ]]; then cp "$SRC_DIR/corpus/$t.options" "$OUT/$t.options"; fi
 done

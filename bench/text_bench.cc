@@ -2,8 +2,13 @@
 // 1, 10 and 100 MB (bytes processed -> MB/s). The goal is parse >= 100 MB/s in
 // a release build.
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -102,6 +107,50 @@ void BM_Print(benchmark::State& state) {
                           static_cast<int64_t>(out_bytes));
 }
 
+// The 27 whole programs of corpus/real (kernels, opaque calls, subscripts, generic
+// scopes): real text rather than the synthetic host-only program above.
+const std::vector<std::string>& RealCorpus() {
+  static const std::vector<std::string> files = [] {
+    std::vector<std::string> out;
+    auto dir = std::filesystem::path(__FILE__).parent_path().parent_path() / "corpus" / "real";
+    std::vector<std::filesystem::path> paths;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.path().extension() == ".pyir") paths.push_back(e.path());
+    }
+    std::sort(paths.begin(), paths.end());
+    for (const auto& path : paths) {
+      std::ifstream in(path, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      out.push_back(text.str());
+    }
+    return out;
+  }();
+  return files;
+}
+
+void BM_ParseCorpusReal(benchmark::State& state) {
+  const auto& files = RealCorpus();
+  if (files.empty()) {
+    state.SkipWithError("corpus/real not found next to the benchmark source");
+    return;
+  }
+  int64_t bytes = 0;
+  for (const auto& f : files) bytes += static_cast<int64_t>(f.size());
+  std::vector<cds::ir::ProgramPtr> programs;
+  programs.reserve(files.size());
+  for (auto _ : state) {
+    for (const auto& f : files) programs.push_back(cds::ir::ParseProgram(f, Options()));
+    benchmark::DoNotOptimize(programs.data());
+    state.PauseTiming();
+    programs.clear();
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * bytes);
+  state.counters["files"] = static_cast<double>(files.size());
+}
+
+BENCHMARK(BM_ParseCorpusReal)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Parse)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Print)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The nightly fuzz campaign, time-boxed: builds the fuzz preset, runs every
 # libFuzzer target for a budget, merges new coverage into the working corpus,
-# minimises and triages every crash, measures coverage with llvm-cov, and writes
-# a markdown report (and an HTML coverage report beside it).
+# minimises every crash, measures coverage with llvm-cov, and writes a markdown
+# report (and an HTML coverage report beside it).
 #
-#   ci/fuzz.sh [--minutes N] [--seconds N] [--jobs N] [--targets a,b] [--out DIR] [--no-coverage]
+#   ci/fuzz.sh [--minutes N | --seconds N] [--jobs N] [--targets a,b] [--out DIR]
+#              [--no-coverage] [--build-dir DIR | --inject-bug K]
 #
-# --minutes/--seconds is the budget per target (default 60 s each); --jobs N runs
-# N libFuzzer workers per target (fork mode; default 1, use $(nproc) for all cores).
-# Exits 1 if any target produced a finding.
+# --minutes/--seconds: budget per target (default 60 s). --jobs N: N libFuzzer
+# workers per target (fork mode; default 1). --build-dir: use fuzz targets already
+# built there (fuzz/targets/<name>) instead of building the fuzz preset.
+# --inject-bug K: configure and build build/fuzz-bug-K with -DCDS_INJECT_BUG=K (to
+# prove that a campaign catches a known bug). Exit 0: no finding; 1: a finding;
+# 2: the campaign itself failed.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,8 +21,10 @@ cd "$ROOT"
 SECONDS_PER_TARGET=60
 JOBS=1
 TARGETS=""
-OUT="$ROOT/build/fuzz-campaign"
+OUT=""
 COVERAGE=1
+BUILD_DIR=""
+INJECT=""
 while (($#)); do
   case "$1" in
     --minutes) SECONDS_PER_TARGET=$(($2 * 60)); shift 2 ;;
@@ -27,37 +33,55 @@ while (($#)); do
     --targets) TARGETS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-coverage) COVERAGE=0; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --build-dir) BUILD_DIR=$(cd "$2" && pwd); shift 2 ;;
+    --inject-bug) INJECT=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if [[ -z "$OUT" ]]; then
+  OUT="$ROOT/build/fuzz-campaign${INJECT:+-bug$INJECT}"
+fi
 
 log() { printf '[fuzz %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() { echo "fuzz.sh: $*" >&2; exit 2; }
 
 "$ROOT/ci/install-deps.sh"
-
-log "building the fuzz preset (libFuzzer + ASan + UBSan)"
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j"$(nproc)"
-FUZZ_BIN="$ROOT/build/fuzz/fuzz/targets"
 
 if [[ -z "$TARGETS" ]]; then
   TARGETS=$(cd "$ROOT/fuzz/targets" && ls fuzz_*.cc | sed 's/\.cc$//' | paste -sd, -)
 fi
 IFS=',' read -r -a TARGET_LIST <<<"$TARGETS"
 
+# Only the fuzz binaries are needed: building the whole preset would also build
+# every tool under ASan for nothing.
+if [[ -n "$INJECT" ]]; then
+  BUILD_DIR="$ROOT/build/fuzz-bug-$INJECT"
+  log "building the fuzz targets with injected bug $INJECT in $BUILD_DIR"
+  cmake --preset fuzz -B "$BUILD_DIR" -DCDS_INJECT_BUG="$INJECT" >/dev/null
+  cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${TARGET_LIST[@]}"
+elif [[ -z "$BUILD_DIR" ]]; then
+  BUILD_DIR="$ROOT/build/fuzz"
+  log "building the fuzz preset (libFuzzer + ASan + UBSan): ${TARGET_LIST[*]}"
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j"$(nproc)" --target "${TARGET_LIST[@]}"
+fi
+FUZZ_BIN="$BUILD_DIR/fuzz/targets"
+
 mkdir -p "$OUT"
 REPORT="$OUT/report.md"
 FINDINGS=0
-declare -A EXECS RATE SEEDS FINAL NEWCOV
+rm -f "$OUT/findings.txt"
+declare -A EXECS RATE SEEDS FINAL COV FT RC
 
 for t in "${TARGET_LIST[@]}"; do
   bin="$FUZZ_BIN/$t"
-  [[ -x "$bin" ]] || { echo "fuzz.sh: no binary for $t at $bin" >&2; exit 2; }
+  [[ -x "$bin" ]] || die "no binary for $t at $bin"
   work="$OUT/$t"
   corpus="$work/corpus"          # the working corpus, kept between runs
   fresh="$work/run-corpus"       # what this run adds (libFuzzer writes into its first dir)
-  artifacts="$work/artifacts"
+  artifacts="$work/artifacts"    # this run's crashes only
+  rm -rf "$fresh" "$artifacts"
   mkdir -p "$corpus" "$fresh" "$artifacts"
   seeds="$ROOT/corpus/$t"
   if [[ -d "$seeds" ]]; then cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true; fi
@@ -65,9 +89,10 @@ for t in "${TARGET_LIST[@]}"; do
   opts=()
   [[ -f "$ROOT/corpus/$t.dict" ]] && opts+=("-dict=$ROOT/corpus/$t.dict")
   if [[ -f "$ROOT/corpus/$t.options" ]]; then
-    # [libfuzzer] section: key = value lines become -key=value flags.
+    # [libfuzzer] section: `key = value` lines become -key=value flags (dict is
+    # a file name relative to $OUT on ClusterFuzzLite; here it is passed above).
     while IFS='=' read -r k v; do
-      k=$(echo "$k" | xargs); v=$(echo "$v" | xargs)
+      k=$(echo "$k" | xargs); v=$(echo "${v:-}" | xargs)
       [[ -n "$k" && "$k" != \[* && "$k" != \#* && "$k" != dict ]] && opts+=("-$k=$v")
     done <"$ROOT/corpus/$t.options"
   fi
@@ -81,95 +106,131 @@ for t in "${TARGET_LIST[@]}"; do
   pid=$!
   # Progress: the latest libFuzzer status line every 10 seconds.
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 10
-    line=$(grep -E '#[0-9]+' "$work/fuzz.log" | tail -1 | cut -c1-120 || true)
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
+    line=$(grep -aE '^#[0-9]+' "$work/fuzz.log" | tail -1 | cut -c1-120)
     [[ -n "$line" ]] && log "$t: $line"
   done
   wait "$pid"
-  rc=$?
+  RC[$t]=$?
   set -e
-  EXECS[$t]=$(grep -h 'stat::number_of_executed_units' "$work/fuzz.log" | awk '{s+=$2} END {print s+0}')
-  secs=$(grep -h 'Done [0-9]* runs in' "$work/fuzz.log" | tail -1 | sed -E 's/.* in ([0-9]+) second.*/\1/')
+  # Executions: the final stats in plain mode; the last status line in fork mode
+  # (workers print their own stats, the parent only status lines).
+  execs=$(grep -ah 'stat::number_of_executed_units' "$work/fuzz.log" | awk '{s+=$2} END {print s+0}')
+  last=$(grep -aE '^#[0-9]+' "$work/fuzz.log" | tail -1 || true)
+  if ((JOBS > 1)) || [[ "$execs" == 0 ]]; then
+    execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"${last:-#0}")
+  fi
+  EXECS[$t]=$execs
+  secs=$(grep -ah 'Done [0-9]* runs in' "$work/fuzz.log" | tail -1 | sed -E 's/.* in ([0-9]+) second.*/\1/' || true)
   [[ -z "$secs" || "$secs" == 0 ]] && secs=$SECONDS_PER_TARGET
-  RATE[$t]=$((EXECS[$t] / secs))
+  RATE[$t]=$((execs / secs))
+  COV[$t]=$(grep -oE 'cov: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+  FT[$t]=$(grep -oE 'ft: [0-9]+' <<<"$last" | awk '{print $2}' || true)
   # Fold this run's new inputs into the working corpus, keeping only coverage gains.
-  "$bin" -merge=1 "$corpus" "$fresh" >"$work/merge.log" 2>&1 || true
+  "$bin" -merge=1 "$corpus" "$fresh" "${opts[@]}" >"$work/merge.log" 2>&1 || true
   rm -rf "$fresh"
   FINAL[$t]=$(find "$corpus" -type f | wc -l)
-  NEWCOV[$t]=$(grep -hoE 'NEW_FUNC|[0-9]+ new features' "$work/merge.log" | head -1 || true)
-  crashes=$(find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
-  if [[ -n "$crashes" || $rc -ne 0 ]]; then
-    log "$t: FINDING (exit $rc)"
+  crashes=$(find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+    -o -name 'oom-*' -o -name 'slow-unit-*' \) ! -name '*.min' | sort)
+  if [[ -z "$crashes" && ${RC[$t]} -ne 0 ]]; then
+    # libFuzzer stopped without an artifact (e.g. a flag it rejected): the run
+    # proves nothing, which is a failure of the campaign, not a pass.
+    log "$t: libFuzzer exited ${RC[$t]} without an artifact; see $work/fuzz.log"
+    tail -5 "$work/fuzz.log" >&2
+    echo "$t|(exit ${RC[$t]}, no artifact)|$work/fuzz.log" >>"$OUT/findings.txt"
+    FINDINGS=$((FINDINGS + 1))
   fi
   for c in $crashes; do
     FINDINGS=$((FINDINGS + 1))
+    what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: (AddressSanitizer|libFuzzer|UndefinedBehaviorSanitizer): [a-z-]+' \
+      "$work/fuzz.log" | head -1 || true)
+    log "$t: FINDING $(basename "$c"): ${what:-see $work/fuzz.log}"
     min="$c.min"
     "$bin" -minimize_crash=1 -runs=20000 -exact_artifact_path="$min" "$c" >"$c.minimize.log" 2>&1 || true
     [[ -s "$min" ]] || cp "$c" "$min"
-    echo "$t|$c|$min" >>"$OUT/findings.txt"
-    if [[ -x "$ROOT/ci/triage.sh" ]]; then "$ROOT/ci/triage.sh" --target "$t" "$min" >"$c.triage.log" 2>&1 || true; fi
+    echo "$t|$c|$min|$what" >>"$OUT/findings.txt"
   done
 done
 
-COVERAGE_ROWS=""
+COVERAGE_SUMMARY=""
 if ((COVERAGE)); then
   log "coverage: building the coverage preset's replay drivers"
   cmake --preset coverage >/dev/null
   replays=()
   for t in "${TARGET_LIST[@]}"; do replays+=("${t}_replay"); done
-  cmake --build --preset coverage -j"$(nproc)" --target "${replays[@]}" >/dev/null
+  cmake --build --preset coverage -j"$(nproc)" --target "${replays[@]}" >"$OUT/coverage-build.log" 2>&1 ||
+    die "coverage build failed; see $OUT/coverage-build.log"
   prof="$OUT/profiles"
   rm -rf "$prof"; mkdir -p "$prof"
   objects=()
   for t in "${TARGET_LIST[@]}"; do
     rbin="$ROOT/build/coverage/fuzz/targets/${t}_replay"
-    LLVM_PROFILE_FILE="$prof/$t-%p.profraw" "$rbin" "$OUT/$t/corpus" >/dev/null 2>&1 || true
+    # A corpus input that still aborts (a finding) would end the replay before the
+    # profile is written: then replay file by file so the rest still counts.
+    if ! LLVM_PROFILE_FILE="$prof/$t-%p.profraw" "$rbin" "$OUT/$t/corpus" >/dev/null 2>&1; then
+      rm -f "$prof/$t-"*.profraw
+      find "$OUT/$t/corpus" -type f -print0 |
+        xargs -0 -r -n 64 env LLVM_PROFILE_FILE="$prof/$t-%p.profraw" "$rbin" >/dev/null 2>&1 || true
+    fi
     objects+=("-object=$rbin")
   done
   llvm-profdata-14 merge -sparse "$prof"/*.profraw -o "$OUT/campaign.profdata"
   first=${objects[0]#-object=}
   llvm-cov-14 report "$first" "${objects[@]:1}" -instr-profile="$OUT/campaign.profdata" \
-    "$ROOT/ir" "$ROOT/pass" "$ROOT/verifier" >"$OUT/coverage.txt" || true
+    "$ROOT/ir" "$ROOT/pass" "$ROOT/verifier" >"$OUT/coverage.txt"
+  rm -rf "$OUT/coverage-html"
   llvm-cov-14 show "$first" "${objects[@]:1}" -instr-profile="$OUT/campaign.profdata" -format=html \
-    -output-dir="$OUT/coverage-html" "$ROOT/ir" "$ROOT/pass" "$ROOT/verifier" >/dev/null 2>&1 || true
-  COVERAGE_ROWS=$(grep -E '^TOTAL' "$OUT/coverage.txt" || true)
+    -output-dir="$OUT/coverage-html" "$ROOT/ir" "$ROOT/pass" "$ROOT/verifier" >/dev/null
+  llvm-cov-14 export "$first" "${objects[@]:1}" -instr-profile="$OUT/campaign.profdata" -format=lcov \
+    "$ROOT/ir" "$ROOT/pass" "$ROOT/verifier" >"$OUT/coverage.lcov"
+  # TOTAL line: regions, missed, %, functions, missed, %, lines, missed, %, branches...
+  COVERAGE_SUMMARY=$(awk '/^TOTAL/ {print "regions " $4 ", functions " $7 ", lines " $10 ", branches " $13}' \
+    "$OUT/coverage.txt")
+  log "coverage: $COVERAGE_SUMMARY"
 fi
 
 {
   echo "# Fuzz campaign report"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), ${SECONDS_PER_TARGET}s per target, ${JOBS} job(s)"
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')," \
+    "${SECONDS_PER_TARGET}s per target, ${JOBS} job(s), binaries from \`${BUILD_DIR#"$ROOT"/}\`"
   echo
-  echo "| target | execs | exec/s | corpus before | corpus after |"
-  echo "|---|---:|---:|---:|---:|"
+  echo "| target | execs | exec/s | cov (edges) | features | corpus before | corpus after | libFuzzer exit |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
   for t in "${TARGET_LIST[@]}"; do
-    echo "| $t | ${EXECS[$t]} | ${RATE[$t]} | ${SEEDS[$t]} | ${FINAL[$t]} |"
+    echo "| $t | ${EXECS[$t]} | ${RATE[$t]} | ${COV[$t]:-?} | ${FT[$t]:-?} | ${SEEDS[$t]} | ${FINAL[$t]} | ${RC[$t]} |"
   done
+  echo
+  echo "Working corpora: \`$OUT/<target>/corpus\` (kept between runs); logs: \`$OUT/<target>/fuzz.log\`."
   echo
   if ((COVERAGE)); then
     echo "## Coverage of ir/, pass/, verifier/ by the campaign corpus (llvm-cov)"
     echo
+    echo "$COVERAGE_SUMMARY"
+    echo
     echo '```'
-    cat "$OUT/coverage.txt" 2>/dev/null | tail -n 25
+    cut -c1-140 "$OUT/coverage.txt"
     echo '```'
     echo
-    echo "HTML: \`$OUT/coverage-html/index.html\`"
+    echo "HTML: \`$OUT/coverage-html/index.html\`; lcov: \`$OUT/coverage.lcov\`"
     echo
   fi
   echo "## Findings: $FINDINGS"
   if [[ -f "$OUT/findings.txt" ]]; then
-    while IFS='|' read -r t c m; do
+    while IFS='|' read -r t c m what; do
       echo
-      echo "- **$t**: \`$(basename "$c")\`"
-      echo "  - reproduce: \`build/fuzz/fuzz/targets/$t $m\`"
+      echo "- **$t**: \`$(basename "$c")\` ${what:+— $what}"
+      echo "  - minimised input: \`$m\`"
+      echo "  - reproduce: \`${FUZZ_BIN#"$ROOT"/}/$t $m\`"
       echo "  - replay without libFuzzer: \`build/dev/fuzz/targets/${t}_replay $m\`"
-      [[ -f "$c.triage.log" ]] && sed 's/^/  - triage: /' "$c.triage.log" | tail -3
     done <"$OUT/findings.txt"
   fi
 } >"$REPORT"
-rm -f "$OUT/findings.txt.done"
-[[ -f "$OUT/findings.txt" ]] && mv "$OUT/findings.txt" "$OUT/findings.txt.done"
 
 log "report: $REPORT"
 cat "$REPORT"
-((FINDINGS == 0))
+if ((FINDINGS > 0)); then exit 1; fi
+exit 0

@@ -37,20 +37,7 @@ done
 log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 # --- packages: only what dpkg reports missing; apt-get update at most once ----
-PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 llvm-14-tools lld-14 cmake ninja-build python3
-          libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev graphviz ccache)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  log "installing missing packages: ${missing[*]}"
-  SUDO=()
-  if [[ $(id -u) -ne 0 ]]; then SUDO=(sudo); fi
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+"$ROOT/ci/install-deps.sh"
 
 export CCACHE_DIR=${CCACHE_DIR:-$ROOT/build/ccache}
 mkdir -p "$CCACHE_DIR"

@@ -14,14 +14,7 @@ std::shared_ptr<T> WithSpan(std::shared_ptr<T> n, const Span& span) {
 }
 }  // namespace
 
-TypePtr ScalarTy(DataType dt) {
-  static const auto cache = [] {
-    std::vector<TypePtr> v;
-    for (DataType d : kAllDataTypes) v.push_back(std::make_shared<const ScalarType>(d));
-    return v;
-  }();
-  return cache[static_cast<size_t>(dt)];
-}
+TypePtr ScalarTy(DataType dt) { return ScalarType::Get(dt); }
 
 TypePtr TensorTy(std::vector<ExprPtr> shape, DataType dt) {
   return std::make_shared<const TensorType>(std::move(shape), dt);

@@ -27,16 +27,25 @@ std::shared_ptr<const UnknownType> UnknownType::Get() {
   return instance;
 }
 
-static TypePtr ScalarOf(DataType dt) { return std::make_shared<const ScalarType>(dt); }
+// Constants are the most numerous nodes of a parsed program: share one
+// ScalarType per dtype instead of allocating one per constant.
+TypePtr ScalarType::Get(DataType dt) {
+  static const auto cache = [] {
+    std::vector<TypePtr> v;
+    for (DataType d : kAllDataTypes) v.push_back(std::make_shared<const ScalarType>(d));
+    return v;
+  }();
+  return cache[static_cast<size_t>(dt)];
+}
 
 WindowBuffer::WindowBuffer(VarPtr b, ExprPtr sz, bool load, bool store)
     : Var(NodeKind::kWindowBuffer, b ? b->name_hint : std::string(), PtrType::Get()), base(std::move(b)),
       size(std::move(sz)), load_from_host(load), store_to_host(store) {}
 
 GlobalVar::GlobalVar(std::string n) : Expr(NodeKind::kGlobalVar, UnknownType::Get()), name(std::move(n)) {}
-ConstInt::ConstInt(int64_t v, DataType dt) : Expr(NodeKind::kConstInt, ScalarOf(dt)), value(v), dtype(dt) {}
-ConstFloat::ConstFloat(double v, DataType dt) : Expr(NodeKind::kConstFloat, ScalarOf(dt)), value(v), dtype(dt) {}
-ConstBool::ConstBool(bool v) : Expr(NodeKind::kConstBool, ScalarOf(DataType::kBool)), value(v) {}
+ConstInt::ConstInt(int64_t v, DataType dt) : Expr(NodeKind::kConstInt, ScalarType::Get(dt)), value(v), dtype(dt) {}
+ConstFloat::ConstFloat(double v, DataType dt) : Expr(NodeKind::kConstFloat, ScalarType::Get(dt)), value(v), dtype(dt) {}
+ConstBool::ConstBool(bool v) : Expr(NodeKind::kConstBool, ScalarType::Get(DataType::kBool)), value(v) {}
 ConstString::ConstString(std::string v) : Expr(NodeKind::kConstString, UnknownType::Get()), value(std::move(v)) {}
 
 static TypePtr TupleTypeOf(const std::vector<ExprPtr>& elements) {
@@ -101,7 +110,14 @@ GlobalVarPtr Call::Callee() const {
   return nullptr;
 }
 
-std::string_view ForKindName(ForKind k) { return k == ForKind::kRange ? "range" : "unroll"; }
+std::string_view ForKindName(ForKind k) {
+  switch (k) {
+    case ForKind::kRange: return "range";
+    case ForKind::kUnroll: return "unroll";
+    case ForKind::kParallel: return "parallel";
+  }
+  return "range";
+}
 
 DeviceSet DeviceSet::Of(std::vector<int64_t> ids) {
   std::sort(ids.begin(), ids.end());

@@ -60,6 +60,13 @@ void RequireEnumKwarg(const std::string& op, const KwargList& kwargs, const char
   }
 }
 
+// The source of an allgather may be a local tensor (PyPTO's chip orchestrators
+// gather a pl.Tensor into a window); the target and signal must be windows.
+void RequireSource(const std::string& op, const ExprPtr& e, const Span& span) {
+  if (e && e->type && e->type->kind() == NodeKind::kTensorType) return;
+  RequireWindow(op, "input", e, span, false);
+}
+
 TypePtr TypeOfArg(const Args& a, size_t i) { return a[i]->type; }
 
 }  // namespace
@@ -98,7 +105,8 @@ OpRegistry::OpRegistry() {
        }});
   add({std::string(ops::kWorldSize), 0, 0, {}, {},
        [](const Args&, const KwargList&, const Span&) -> TypePtr { return ScalarTy(DataType::kIndex); }});
-  add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num"}, {},
+  // mode= ("ring", "mesh") picks PyPTO's algorithm; it does not change the type.
+  add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num", "mode"}, {},
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
          const std::string op(ops::kAllReduce);
          RequireWindow(op, "data", a[0], span, false);
@@ -131,17 +139,24 @@ OpRegistry::OpRegistry() {
          RequireWindow(std::string(ops::kBarrier), "signal", a[0], span, true);
          return UnknownType::Get();
        }});
+  // defer=True (allgather) completes the gather later, in a deps= successor task.
   for (std::string_view name : {ops::kAllGather, ops::kAllToAll}) {
-    add({std::string(name), 3, 3, {}, {},
+    std::vector<std::string> kwargs;
+    if (name == ops::kAllGather) kwargs.push_back("defer");
+    add({std::string(name), 3, 3, kwargs, {},
          [name](const Args& a, const KwargList&, const Span& span) -> TypePtr {
            const std::string op(name);
-           RequireWindow(op, "input", a[0], span, false);
+           if (name == ops::kAllGather) {
+             RequireSource(op, a[0], span);
+           } else {
+             RequireWindow(op, "input", a[0], span, false);
+           }
            RequireWindow(op, "target", a[1], span, false);
            RequireWindow(op, "signal", a[2], span, true);
            return TypeOfArg(a, 1);
          }});
   }
-  add({std::string(ops::kAllToAllV), 5, 5, {}, {},
+  add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {},
        [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
          const std::string op(ops::kAllToAllV);
          RequireWindow(op, "input", a[0], span, false);

@@ -175,6 +175,16 @@ class Printer {
   std::string Take() { return std::move(out_); }
 
   void PrintProgram(const Program& p) {
+    std::unordered_set<std::string> dim_names;
+    for (const auto& d : p.dynamic_dims) {
+      if (!d) continue;
+      std::string base = Sanitize(d->name_hint), cand = base;
+      for (int k = 1; dim_names.count(cand); ++k) cand = fmt::format("{}_{}", base, k);
+      dim_names.insert(cand);
+      out_ += fmt::format("{} = pl.dynamic({})\n", cand, Quote(cand));
+      dim_names_.emplace_back(d.get(), std::move(cand));
+    }
+    if (!p.dynamic_dims.empty()) out_ += '\n';
     out_ += "@pl.program\n";
     out_ += fmt::format("class {}:\n", p.name);
     if (p.functions.empty()) out_ += "    pass\n";
@@ -188,6 +198,11 @@ class Printer {
 
   void PrintFunction(const Function& f) {
     ResetFunction();
+    // Program-level dims keep their module name in every function.
+    for (const auto& [v, n] : dim_names_) {
+      used_names_.insert(n);
+      names_.emplace(v, n);
+    }
     for (const auto& p : f.params) AssignName(p);
     CollectDefs(f.body);
     std::vector<std::string> deco;
@@ -406,9 +421,13 @@ class Printer {
           PrintType(a.var->type);
         }
         out_ += " = ";
-        if (a.value && a.value->kind() == NodeKind::kCall) alloc_lhs_ = &name;
+        if (a.value && a.value->kind() == NodeKind::kCall) {
+          alloc_lhs_ = &name;
+          if (var_known) assign_type_ = a.var->type;
+        }
         PrintExpr(a.value, 0);
         alloc_lhs_ = nullptr;
+        assign_type_ = nullptr;
         out_ += '\n';
         return;
       }
@@ -431,7 +450,16 @@ class Printer {
       case NodeKind::kForStmt: {
         const auto& f = static_cast<const ForStmt&>(*s);
         Indent(level);
-        out_ += fmt::format("for {} in pl.{}(", NameOf(f.loop_var), ForKindName(f.kind));
+        out_ += fmt::format("for {}", NameOf(f.loop_var));
+        if (!f.iter_args.empty()) {
+          out_ += ", (";
+          for (size_t k = 0; k < f.iter_args.size(); ++k) {
+            if (k) out_ += ", ";
+            out_ += NameOf(f.iter_args[k]);
+          }
+          out_ += f.iter_args.size() == 1 ? ",)" : ")";
+        }
+        out_ += fmt::format(" in pl.{}(", ForKindName(f.kind));
         const bool unit_step = IsInt64(f.step, 1);
         if (IsInt64(f.start, 0) && unit_step) {
           PrintExpr(f.stop, 0);
@@ -444,8 +472,81 @@ class Printer {
             PrintExpr(f.step, 0);
           }
         }
-        out_ += "):\n";
+        if (!f.iter_args.empty()) {
+          out_ += ", init_values=(";
+          for (size_t k = 0; k < f.iter_args.size(); ++k) {
+            if (k) out_ += ", ";
+            PrintExpr(f.iter_args[k]->init_value, 0);
+          }
+          out_ += f.iter_args.size() == 1 ? ",))" : "))";
+        } else {
+          out_ += ')';
+        }
+        out_ += ":\n";
+        const ForStmt* saved_owner = yield_owner_;
+        yield_owner_ = &f;
         PrintBlock(f.body, level + 1);
+        yield_owner_ = saved_owner;
+        return;
+      }
+      case NodeKind::kYieldStmt: {
+        const auto& y = static_cast<const YieldStmt&>(*s);
+        Indent(level);
+        const ForStmt* owner = yield_owner_;
+        if (owner && !owner->return_vars.empty()) {
+          for (size_t k = 0; k < owner->return_vars.size(); ++k) {
+            if (k) out_ += ", ";
+            out_ += NameOf(owner->return_vars[k]);
+          }
+          // One target may carry an annotation; without one the reader types it
+          // like the matching carried value.
+          if (owner->return_vars.size() == 1 && !owner->iter_args.empty() &&
+              !StructuralEqual(owner->return_vars[0]->type, owner->iter_args[0]->type)) {
+            out_ += ": ";
+            PrintType(owner->return_vars[0]->type);
+          }
+          out_ += " = ";
+        }
+        out_ += "pl.yield_(";
+        PrintArgs(y.values);
+        out_ += ")\n";
+        return;
+      }
+      case NodeKind::kUnpackAssignStmt: {
+        const auto& u = static_cast<const UnpackAssignStmt&>(*s);
+        Indent(level);
+        for (size_t k = 0; k < u.vars.size(); ++k) {
+          if (k) out_ += ", ";
+          out_ += NameOf(u.vars[k]);
+        }
+        if (u.vars.size() == 1) out_ += ',';
+        out_ += " = ";
+        PrintExpr(u.value, 0);
+        out_ += '\n';
+        return;
+      }
+      case NodeKind::kSubscriptAssignStmt: {
+        const auto& a = static_cast<const SubscriptAssignStmt&>(*s);
+        Indent(level);
+        PrintExpr(a.target, 0);
+        out_ += " = ";
+        PrintExpr(a.value, 0);
+        out_ += '\n';
+        return;
+      }
+      case NodeKind::kScopeStmt: {
+        const auto& sc = static_cast<const ScopeStmt&>(*s);
+        Indent(level);
+        out_ += fmt::format("with {}(", sc.kind_name);
+        PrintArgs(sc.args);
+        PrintKwargs(sc.kwargs, sc.args.empty());
+        out_ += ')';
+        if (sc.as_var) out_ += fmt::format(" as {}", NameOf(sc.as_var));
+        out_ += ":\n";
+        const ForStmt* saved_owner = yield_owner_;
+        yield_owner_ = nullptr;
+        PrintBlock(sc.body, level + 1);
+        yield_owner_ = saved_owner;
         return;
       }
       case NodeKind::kWhileStmt: {
@@ -707,6 +808,35 @@ class Printer {
       case NodeKind::kCall:
         PrintCall(static_cast<const Call&>(*e));
         return;
+      case NodeKind::kGlobalVar:
+        // A dotted constant used as a value (pl.INDEX, pl.MemorySpace.Vec).
+        out_ += static_cast<const GlobalVar&>(*e).name;
+        return;
+      case NodeKind::kSubscript: {
+        const auto& sub = static_cast<const Subscript&>(*e);
+        PrintOperand(sub.value, kPrecAtom);
+        out_ += '[';
+        for (size_t i = 0; i < sub.indices.size(); ++i) {
+          if (i) out_ += ", ";
+          PrintExpr(sub.indices[i], 0);
+        }
+        out_ += ']';
+        return;
+      }
+      case NodeKind::kSlice: {
+        const auto& sl = static_cast<const Slice&>(*e);
+        auto simple = [](const ExprPtr& x) { return !x || PrecOf(*x) == kPrecAtom; };
+        // `c * 64 : (c + 1) * 64` reads better spaced; atoms stay tight (`0:8`).
+        const char* sep = simple(sl.start) && simple(sl.stop) && simple(sl.step) ? ":" : " : ";
+        if (sl.start) PrintExpr(sl.start, 0);
+        out_ += sl.start ? sep : ":";
+        if (sl.stop) PrintExpr(sl.stop, 0);
+        if (sl.step) {
+          out_ += sl.stop ? sep : ":";
+          PrintExpr(sl.step, 0);
+        }
+        return;
+      }
       default:
         out_ += fmt::format("pl._dump.unsupported(\"{}\")", NodeKindName(e->kind()));
         return;
@@ -819,6 +949,32 @@ class Printer {
     out_ += ')';
   }
 
+  // Whether `name` reads back as an opaque call: a dotted pl./pld. path of
+  // identifiers that the reader does not give another meaning.
+  static bool IsOpaqueSugarName(const std::string& name) {
+    size_t dot = name.find('.');
+    if (dot == std::string::npos) return false;
+    std::string_view root(name.data(), dot);
+    if (root != "pl" && root != "pld") return false;
+    size_t b = 0;
+    while (b <= name.size()) {
+      size_t e = name.find('.', b);
+      if (e == std::string::npos) e = name.size();
+      std::string part = name.substr(b, e - b);
+      if (!ValidKwargName(part) && part != "pl" && part != "pld") return false;
+      b = e + 1;
+    }
+    static constexpr std::string_view kSpecial[] = {
+        "pl.const",  "pl.min",     "pl.max",         "pl.dynamic",
+        "pl.yield_", "pld.window", "pld.world_size", "pld.alloc_window_buffer"};
+    for (auto sp : kSpecial) {
+      if (name == sp) return false;
+    }
+    if (name.rfind("pl._dump", 0) == 0) return false;
+    if (name.size() > 9 && name.compare(name.size() - 9, 9, ".get_byte") == 0) return false;
+    return true;
+  }
+
   bool SugarTypeMatches(const Call& c) {
     try {
       TypePtr deduced = DeduceCallType(c);
@@ -831,6 +987,8 @@ class Printer {
   void PrintCall(const Call& c) {
     const std::string* lhs = alloc_lhs_;
     alloc_lhs_ = nullptr;  // only the assignment's top-level call may take the sugar alloc form
+    TypePtr annotated = std::move(assign_type_);
+    assign_type_ = nullptr;
     bool kw_ok = true;
     for (const auto& [k, v] : c.kwargs) kw_ok = kw_ok && ValidKwargName(k);
     if (auto callee = c.Callee()) {
@@ -842,6 +1000,20 @@ class Printer {
         c.op && c.op->kind() == NodeKind::kOp ? static_cast<const Op*>(c.op.get()) : nullptr;
     if (!op) {
       PrintDumpCall(c, "?");
+      return;
+    }
+    if (!op->info) {
+      const bool type_ok = c.type->kind() == NodeKind::kUnknownType ||
+                           (annotated && StructuralEqual(c.type, annotated));
+      if (kw_ok && c.attrs.empty() && type_ok && IsOpaqueSugarName(name)) {
+        out_ += name;
+        out_ += '(';
+        PrintArgs(c.args);
+        PrintKwargs(c.kwargs, c.args.empty());
+        out_ += ')';
+      } else {
+        PrintDumpCall(c, name);
+      }
       return;
     }
     const bool sugar = op->info && c.attrs.empty() && kw_ok && SugarTypeMatches(c);
@@ -920,6 +1092,11 @@ class Printer {
   std::unordered_set<std::string> used_window_names_;
   std::unordered_set<std::string> sugar_allocs_;
   const std::string* alloc_lhs_ = nullptr;
+  // The type an opaque call may take from the annotation of its assignment.
+  TypePtr assign_type_;
+  // The loop whose direct body is printed: its YieldStmt binds its return_vars.
+  const ForStmt* yield_owner_ = nullptr;
+  std::vector<std::pair<const Var*, std::string>> dim_names_;
 };
 
 }  // namespace

@@ -79,8 +79,10 @@ class SeqStmts final : public Stmt {
 };
 using SeqStmtsPtr = std::shared_ptr<const SeqStmts>;
 
-enum class ForKind : uint8_t { kRange, kUnroll };
-std::string_view ForKindName(ForKind k);  // "range", "unroll"
+// kParallel is PyPTO's pl.parallel(...): a range loop whose iterations may run
+// concurrently; for the passes it is a range loop like the others.
+enum class ForKind : uint8_t { kRange, kUnroll, kParallel };
+std::string_view ForKindName(ForKind k);  // "range", "unroll", "parallel"
 
 // `for loop_var in pl.range(start, stop, step)`; with init_values the iter_args
 // carry values around the loop and return_vars receive them after it.

@@ -1,8 +1,10 @@
 #include "ir/structural_equal.h"
 
+#include <cstdint>
 #include <cstring>
-#include <sstream>
-#include <unordered_map>
+#include <iterator>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -53,6 +55,63 @@ std::string Describe(const AttrValue& v) {
 
 bool SameDouble(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
 
+// Open addressing keyed by node address. The bijection is consulted for every Var
+// use; chained std::unordered_map nodes cost a cache miss each on large programs,
+// and nothing is allocated until the first Var-like node is met.
+class PtrMap {
+ public:
+  const Node* Find(const Node* key) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return slots_[i].value;
+      if (slots_[i].key == nullptr) return nullptr;
+    }
+  }
+  // The caller has checked that `key` is absent.
+  void Insert(const Node* key, const Node* value) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
+    size_t i = Slot(key);
+    while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+    slots_[i] = {key, value};
+    ++size_;
+  }
+
+ private:
+  struct Entry {
+    const Node* key = nullptr;
+    const Node* value = nullptr;
+  };
+  size_t Slot(const Node* key) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
+  void Grow() {
+    std::vector<Entry> old = std::move(slots_);
+    size_t cap = old.empty() ? 64 : old.size() * 2;
+    slots_.assign(cap, Entry{});
+    mask_ = cap - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    for (const Entry& e : old) {
+      if (e.key == nullptr) continue;
+      size_t i = Slot(e.key);
+      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+      slots_[i] = e;
+    }
+  }
+  std::vector<Entry> slots_;
+  size_t size_ = 0;
+  size_t mask_ = 0;
+  unsigned shift_ = 64;
+};
+
+// One step of the difference path. Kept as a view into the compared IR (field
+// names are static, keys live in the nodes) so that nothing is formatted unless
+// a difference is actually reported.
+struct PathSegment {
+  enum Kind : uint8_t { kField, kIndex, kKey } kind;
+  std::string_view text;  // field name or key
+  size_t index = 0;
+};
+
 class EqualChecker {
  public:
   bool Nodes(const NodePtr& a, const NodePtr& b) {
@@ -78,15 +137,14 @@ class EqualChecker {
  private:
   // Var-like nodes: mapped bijectively on first sight; their fields compared then.
   bool VarLike(const NodePtr& a, const NodePtr& b) {
-    auto ia = lhs_to_rhs_.find(a.get());
-    auto ib = rhs_to_lhs_.find(b.get());
-    if (ia != lhs_to_rhs_.end() || ib != rhs_to_lhs_.end()) {
-      if (ia != lhs_to_rhs_.end() && ia->second == b.get()) return true;
+    const Node* mapped_a = lhs_to_rhs_.Find(a.get());
+    if (mapped_a != nullptr && mapped_a == b.get()) return true;
+    if (mapped_a != nullptr || rhs_to_lhs_.Find(b.get()) != nullptr) {
       return Fail(fmt::format("{} '{}' does not correspond to '{}' (mapped elsewhere)", NodeKindName(a->kind()),
                               static_cast<const Var&>(*a).name_hint, static_cast<const Var&>(*b).name_hint));
     }
-    lhs_to_rhs_.emplace(a.get(), b.get());
-    rhs_to_lhs_.emplace(b.get(), a.get());
+    lhs_to_rhs_.Insert(a.get(), b.get());
+    rhs_to_lhs_.Insert(b.get(), a.get());
     return Fields(*a, *b);
   }
 
@@ -96,15 +154,13 @@ class EqualChecker {
       const T& nb = static_cast<const T&>(b);
       return ForEachFieldPair(na, nb, [&](std::string_view name, const auto& x, const auto& y, FieldRole role) {
         if (role == FieldRole::kIgnored) return true;
-        path_.push_back(Segment(name));
+        path_.push_back({PathSegment::kField, name, 0});
         bool ok = Value(x, y, NodeKindName(a.kind()), name);
         path_.pop_back();
         return ok;
       });
     });
   }
-
-  static std::string Segment(std::string_view name) { return "." + std::string(name); }
 
   template <typename T>
   bool Value(const T& x, const T& y, std::string_view owner, std::string_view field) {
@@ -148,29 +204,48 @@ class EqualChecker {
   }
 
   template <typename E>
-  static std::string ElementSegment(const E& element, size_t index) {
+  static PathSegment ElementSegment(const E& element, size_t index) {
     if constexpr (std::is_same_v<E, FunctionPtr>) {
-      if (element) return "[" + element->name + "]";
+      if (element) return {PathSegment::kKey, element->name, index};
     } else if constexpr (detail::IsPair<E>::value) {
-      return "[" + element.first + "]";
+      return {PathSegment::kKey, element.first, index};
     }
-    return fmt::format("[{}]", index);
+    return {PathSegment::kIndex, {}, index};
+  }
+
+  std::string RenderPath() const {
+    std::string p;
+    for (const PathSegment& s : path_) {
+      switch (s.kind) {
+        case PathSegment::kField:
+          p += '.';
+          p += s.text;
+          break;
+        case PathSegment::kIndex:
+          fmt::format_to(std::back_inserter(p), "[{}]", s.index);
+          break;
+        case PathSegment::kKey:
+          p += '[';
+          p += s.text;
+          p += ']';
+          break;
+      }
+    }
+    if (!p.empty() && p[0] == '.') p.erase(0, 1);
+    return p;
   }
 
   bool Fail(std::string reason) {
     if (!failed_) {
       failed_ = true;
-      std::string p;
-      for (const auto& s : path_) p += s;
-      if (!p.empty() && p[0] == '.') p.erase(0, 1);
-      first_path_ = p;
+      first_path_ = RenderPath();
       reason_ = std::move(reason);
     }
     return false;
   }
 
-  std::unordered_map<const Node*, const Node*> lhs_to_rhs_, rhs_to_lhs_;
-  std::vector<std::string> path_;
+  PtrMap lhs_to_rhs_, rhs_to_lhs_;
+  std::vector<PathSegment> path_;
   bool failed_ = false;
   std::string first_path_, reason_;
 };

@@ -2,7 +2,7 @@
 
 #include <cstring>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "ir/dispatch.h"
 #include "ir/field_values.h"
@@ -34,16 +34,67 @@ constexpr uint64_t kNullTag = 0x6e756c6cULL;
 constexpr uint64_t kDefTag = 0x646566ULL;
 constexpr uint64_t kRefTag = 0x726566ULL;
 
+// Definition index of each Var-like node met so far, by address. Open addressing:
+// every Var use is a lookup, and chained std::unordered_map nodes cost a cache
+// miss each on large programs.
+class DefIndex {
+ public:
+  size_t size() const { return size_; }
+  // The index of `key`, or kAbsent.
+  uint64_t Find(const ir::Node* key) const {
+    if (slots_.empty()) return kAbsent;
+    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return slots_[i].index;
+      if (slots_[i].key == nullptr) return kAbsent;
+    }
+  }
+  // The caller has checked that `key` is absent.
+  void Insert(const ir::Node* key, uint64_t index) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
+    size_t i = Slot(key);
+    while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+    slots_[i] = {key, index};
+    ++size_;
+  }
+  static constexpr uint64_t kAbsent = ~uint64_t{0};
+
+ private:
+  struct Entry {
+    const ir::Node* key = nullptr;
+    uint64_t index = 0;
+  };
+  size_t Slot(const ir::Node* key) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
+  void Grow() {
+    std::vector<Entry> old = std::move(slots_);
+    size_t cap = old.empty() ? 64 : old.size() * 2;
+    slots_.assign(cap, Entry{});
+    mask_ = cap - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    for (const Entry& e : old) {
+      if (e.key == nullptr) continue;
+      size_t i = Slot(e.key);
+      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+      slots_[i] = e;
+    }
+  }
+  std::vector<Entry> slots_;
+  size_t size_ = 0;
+  size_t mask_ = 0;
+  unsigned shift_ = 64;
+};
+
 class Hasher {
  public:
   uint64_t Node(const NodePtr& n) {
     if (!n) return kNullTag;
     uint64_t h = Mix(static_cast<uint64_t>(n->kind()) + 1);
     if (IsVarLikeKind(n->kind())) {
-      auto it = index_.find(n.get());
-      if (it != index_.end()) return Combine(Combine(h, kRefTag), it->second);
+      uint64_t known = index_.Find(n.get());
+      if (known != DefIndex::kAbsent) return Combine(Combine(h, kRefTag), known);
       uint64_t idx = index_.size();
-      index_.emplace(n.get(), idx);
+      index_.Insert(n.get(), idx);
       h = Combine(Combine(h, kDefTag), idx);
     }
     return Combine(h, Fields(*n));
@@ -99,7 +150,7 @@ class Hasher {
     }
   }
 
-  std::unordered_map<const ir::Node*, uint64_t> index_;
+  DefIndex index_;
 };
 
 }  // namespace

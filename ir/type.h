@@ -22,6 +22,8 @@ using TypePtr = std::shared_ptr<const Type>;
 class ScalarType final : public Type {
  public:
   explicit ScalarType(DataType dt) : Type(NodeKind::kScalarType), dtype(dt) {}
+  // One shared instance per dtype.
+  static std::shared_ptr<const Type> Get(DataType dt);
   DataType dtype;
   static constexpr auto Fields() { return std::make_tuple(UsualField("dtype", &ScalarType::dtype)); }
 };

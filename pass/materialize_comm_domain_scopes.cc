@@ -69,21 +69,83 @@ struct CollectiveLink {
   std::string_view to_role;
 };
 
+// Open addressing keyed by Var address. Every assignment and every Var use of a
+// host body is looked up; on 10^6-statement bodies the chained nodes of
+// std::unordered_map made these lookups the largest cost of the pass (a cache
+// miss per bucket and per node).
+template <typename V>
+class VarTable {
+ public:
+  const V* Find(const Var* key) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      if (slots_[i].key == nullptr) return nullptr;
+    }
+  }
+  // Like std::unordered_map::emplace: an existing entry is kept.
+  void Emplace(const Var* key, V value) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
+    size_t i = Slot(key);
+    for (; slots_[i].key != nullptr; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return;
+    }
+    slots_[i].key = key;
+    slots_[i].value = std::move(value);
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const auto& e : slots_) {
+      if (e.key != nullptr) f(e.key, e.value);
+    }
+  }
+
+ private:
+  struct Entry {
+    const Var* key = nullptr;
+    V value{};
+  };
+  size_t Slot(const Var* key) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ULL) >>
+                               shift_);
+  }
+  void Grow() {
+    std::vector<Entry> old = std::move(slots_);
+    size_t cap = old.empty() ? 64 : old.size() * 2;
+    slots_.clear();
+    slots_.resize(cap);
+    mask_ = cap - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    for (auto& e : old) {
+      if (e.key == nullptr) continue;
+      size_t i = Slot(e.key);
+      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+      slots_[i] = std::move(e);
+    }
+  }
+  std::vector<Entry> slots_;
+  size_t size_ = 0;
+  size_t mask_ = 0;
+  unsigned shift_ = 64;
+};
+
 struct HostState {
-  std::vector<AllocInfo> allocs;                        // source order
-  std::unordered_map<const Var*, size_t> alloc_of_ptr;  // alloc LHS -> alloc
-  std::unordered_map<const Var*, size_t> view_alloc;    // every Var resolving to a view
-  std::unordered_map<const Var*, ExprPtr> loop_bounds;  // n = pld.world_size() / n = 4
-  std::vector<CollectiveLink> links;                    // source order
+  std::vector<AllocInfo> allocs;        // source order
+  VarTable<size_t> alloc_of_ptr;        // alloc LHS -> alloc
+  VarTable<size_t> view_alloc;          // every Var resolving to a view
+  VarTable<ExprPtr> loop_bounds;        // n = pld.world_size() / n = 4
+  std::vector<CollectiveLink> links;    // source order
 };
 
 bool IsPlainVar(const ExprPtr& e) { return e && e->kind() == NodeKind::kVar; }
 
 std::optional<size_t> ResolveView(const HostState& st, const ExprPtr& e) {
   if (!IsPlainVar(e)) return std::nullopt;
-  auto it = st.view_alloc.find(static_cast<const Var*>(e.get()));
-  if (it == st.view_alloc.end()) return std::nullopt;
-  return it->second;
+  const size_t* idx = st.view_alloc.Find(static_cast<const Var*>(e.get()));
+  if (idx == nullptr) return std::nullopt;
+  return *idx;
 }
 
 // The argument through which an in-place collective's result is the same window.
@@ -133,7 +195,7 @@ class Collector {
     const Var* lhs = a->var.get();
     switch (value->kind()) {
       case NodeKind::kConstInt:
-        st_.loop_bounds.emplace(lhs, value);
+        st_.loop_bounds.Emplace(lhs, value);
         return;
       case NodeKind::kVar:
         AliasOf(lhs, value);
@@ -151,7 +213,7 @@ class Collector {
     } else if (op == ir::ops::kWindow) {
       AddView(lhs, call);
     } else if (op == ir::ops::kWorldSize) {
-      st_.loop_bounds.emplace(lhs, value);
+      st_.loop_bounds.Emplace(lhs, value);
     } else if (int src = InPlaceSourceArg(op);
                src >= 0 && static_cast<size_t>(src) < call->args.size()) {
       AliasOf(lhs, call->args[src]);
@@ -166,16 +228,16 @@ class Collector {
     info.name = name && std::holds_alternative<std::string>(*name) ? std::get<std::string>(*name)
                                                                    : a->var->name_hint;
     info.span = call->span.IsKnown() ? call->span : a->span;
-    st_.alloc_of_ptr.emplace(a->var.get(), st_.allocs.size());
+    st_.alloc_of_ptr.Emplace(a->var.get(), st_.allocs.size());
     st_.allocs.push_back(std::move(info));
   }
 
   void AddView(const Var* lhs, const CallPtr& call) {
     if (call->args.empty() || !IsPlainVar(call->args[0])) return;
-    auto it = st_.alloc_of_ptr.find(static_cast<const Var*>(call->args[0].get()));
-    if (it == st_.alloc_of_ptr.end()) return;
-    st_.allocs[it->second].has_view = true;
-    st_.view_alloc.emplace(lhs, it->second);
+    const size_t* idx = st_.alloc_of_ptr.Find(static_cast<const Var*>(call->args[0].get()));
+    if (idx == nullptr) return;
+    st_.allocs[*idx].has_view = true;
+    st_.view_alloc.Emplace(lhs, *idx);
   }
 
   void AliasOf(const Var* lhs, const ExprPtr& source) {
@@ -183,7 +245,7 @@ class Collector {
     // Injected: aliases and in-place results are not resolved.
     return;
 #endif
-    if (auto idx = ResolveView(st_, source)) st_.view_alloc.emplace(lhs, *idx);
+    if (auto idx = ResolveView(st_, source)) st_.view_alloc.Emplace(lhs, *idx);
   }
 
   HostState& st_;
@@ -256,7 +318,10 @@ class Scanner {
         // Injected: subsets are not unioned; the last dispatch wins.
         alloc.dispatch_cov = alloc.dispatch_cov.all ? alloc.dispatch_cov : devices;
 #else
-        alloc.dispatch_cov = alloc.dispatch_cov.Merge(devices);
+        // Most dispatches repeat coverage the alloc already has; Merge would copy it.
+        if (!alloc.dispatch_cov.all && alloc.dispatch_cov != devices) {
+          alloc.dispatch_cov = alloc.dispatch_cov.Merge(devices);
+        }
 #endif
       }
     }
@@ -303,8 +368,8 @@ class Scanner {
 
   ExprPtr Bound(const ExprPtr& e) const {
     if (!IsPlainVar(e)) return e;
-    auto it = st_.loop_bounds.find(static_cast<const Var*>(e.get()));
-    return it == st_.loop_bounds.end() ? e : it->second;
+    const ExprPtr* bound = st_.loop_bounds.Find(static_cast<const Var*>(e.get()));
+    return bound == nullptr ? e : *bound;
   }
 
   // Works out the coverage of a loop's induction variable on first use only: most
@@ -508,9 +573,8 @@ bool SameApartFromWindow(const TypePtr& a, const TypePtr& b) {
 class ViewRetyper {
  public:
   explicit ViewRetyper(const HostState& st) {
-    fresh_.reserve(st.view_alloc.size());
-    for (const auto& [var, idx] : st.view_alloc) {
-      if (!var->type || var->type->kind() != NodeKind::kDistributedTensorType) continue;
+    st.view_alloc.ForEach([&](const Var* var, size_t idx) {
+      if (!var->type || var->type->kind() != NodeKind::kDistributedTensorType) return;
       auto type = std::make_shared<ir::DistributedTensorType>(
           static_cast<const ir::DistributedTensorType&>(*var->type));
 #if CDS_INJECT_BUG == 6
@@ -521,8 +585,8 @@ class ViewRetyper {
 #endif
       auto v = std::make_shared<Var>(var->name_hint, std::move(type));
       v->span = var->span;
-      fresh_.emplace(var, std::move(v));
-    }
+      fresh_.Emplace(var, std::move(v));
+    });
   }
 
   StmtPtr Rewrite(const StmtPtr& s) {
@@ -679,8 +743,8 @@ class ViewRetyper {
     switch (e->kind()) {
       case NodeKind::kVar:
       case NodeKind::kIterArg: {
-        auto it = fresh_.find(static_cast<const Var*>(e.get()));
-        return it == fresh_.end() ? e : it->second;
+        const ExprPtr* fresh = fresh_.Find(static_cast<const Var*>(e.get()));
+        return fresh == nullptr ? e : *fresh;
       }
       case NodeKind::kCall: {
         // Copy-on-first-change: most calls mention no view, and copying kwargs
@@ -720,26 +784,43 @@ class ViewRetyper {
         if (!copy) return e;
         return copy;
       }
-      case NodeKind::kBinaryExpr:
-      case NodeKind::kUnaryExpr:
+      case NodeKind::kBinaryExpr: {
+        // Scalar arithmetic is everywhere in host code and never holds a view in a
+        // well-typed program; only its operands can (types hold no view Vars).
+        const auto& b = static_cast<const ir::BinaryExpr&>(*e);
+        ExprPtr lhs = RewriteExpr(b.lhs), rhs = RewriteExpr(b.rhs);
+        if (lhs == b.lhs && rhs == b.rhs) return e;
+        auto copy = std::make_shared<ir::BinaryExpr>(b);
+        copy->lhs = std::move(lhs);
+        copy->rhs = std::move(rhs);
+        return copy;
+      }
+      case NodeKind::kUnaryExpr: {
+        const auto& u = static_cast<const ir::UnaryExpr&>(*e);
+        ExprPtr x = RewriteExpr(u.operand);
+        if (x == u.operand) return e;
+        auto copy = std::make_shared<ir::UnaryExpr>(u);
+        copy->operand = std::move(x);
+        return copy;
+      }
       case NodeKind::kTupleGetItem:
       case NodeKind::kSubscript:
       case NodeKind::kSlice:
         // Rare around views; the generic substitution is good enough here.
-        return ir::Substitute(e, fresh_);
+        return ir::Substitute(e, SubstitutionMap());
       default:
         return e;
     }
   }
 
   StmtPtr RewriteAssign(const std::shared_ptr<const ir::AssignStmt>& a) {
-    auto it = fresh_.find(a->var.get());
+    const ExprPtr* fresh = fresh_.Find(a->var.get());
     ExprPtr value = RewriteExpr(a->value);
-    if (it == fresh_.end()) {
+    if (fresh == nullptr) {
       if (value == a->value) return a;
       return Rebuilt(a, [&](ir::AssignStmt& n) { n.value = value; });
     }
-    VarPtr var = std::static_pointer_cast<const Var>(it->second);
+    VarPtr var = std::static_pointer_cast<const Var>(*fresh);
     if (value->kind() == NodeKind::kCall) {
       auto call = ir::As<Call>(value);
       const std::string& op = call->OpName();
@@ -759,7 +840,17 @@ class ViewRetyper {
     return stmt;
   }
 
-  ir::VarMap fresh_;
+  // ir::Substitute's map, built only when an expression kind needs it.
+  const ir::VarMap& SubstitutionMap() {
+    if (!substitution_map_) {
+      substitution_map_.emplace();
+      fresh_.ForEach([&](const Var* v, const ExprPtr& x) { substitution_map_->emplace(v, x); });
+    }
+    return *substitution_map_;
+  }
+
+  VarTable<ExprPtr> fresh_;
+  std::optional<ir::VarMap> substitution_map_;
 };
 
 // ---------------------------------------------------------------------------

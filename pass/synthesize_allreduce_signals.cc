@@ -283,7 +283,13 @@ class Synthesizer {
           "explicit signal",
           call->span);
     }
+#if CDS_INJECT_BUG == 15
+    // Injected: the signal is sized for one core whatever core_num= says.
+    (void)CoreNum(*call);
+    const int64_t core_num = 1;
+#else
     const int64_t core_num = CoreNum(*call);
+#endif
     const Span& sp = call->span;
     const int64_t k = NextSignalIndex();
 
@@ -340,7 +346,12 @@ class Synthesizer {
       std::string a = fmt::format("__allreduce_signal_world_size_{}", k);
       std::string b = fmt::format("__allreduce_signal_buf_{}", k);
       std::string c = fmt::format("__allreduce_signal_{}", k);
+#if CDS_INJECT_BUG == 14
+      // Injected: only the view name is checked for collisions.
+      if (Used(c)) continue;
+#else
       if (Used(a) || Used(b) || Used(c)) continue;
+#endif
       used_.insert(std::move(a));
       used_.insert(std::move(b));
       used_.insert(std::move(c));

@@ -1,7 +1,8 @@
 #include "verifier/fast_equal.h"
 
+#include <cstdint>
 #include <cstring>
-#include <unordered_map>
+#include <vector>
 
 #include "ir/dispatch.h"
 #include "ir/field_values.h"
@@ -12,6 +13,53 @@ using namespace cds::ir;
 
 namespace {
 
+// Open addressing keyed by node address: the bijection is consulted for every Var
+// use, and chained std::unordered_map nodes cost a cache miss each on large programs.
+class PtrMap {
+ public:
+  const Node* Find(const Node* key) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return slots_[i].value;
+      if (slots_[i].key == nullptr) return nullptr;
+    }
+  }
+  // The caller has checked that `key` is absent.
+  void Insert(const Node* key, const Node* value) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
+    size_t i = Slot(key);
+    while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+    slots_[i] = {key, value};
+    ++size_;
+  }
+
+ private:
+  struct Entry {
+    const Node* key = nullptr;
+    const Node* value = nullptr;
+  };
+  size_t Slot(const Node* key) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
+  void Grow() {
+    std::vector<Entry> old = std::move(slots_);
+    size_t cap = old.empty() ? 64 : old.size() * 2;
+    slots_.assign(cap, Entry{});
+    mask_ = cap - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    for (const Entry& e : old) {
+      if (e.key == nullptr) continue;
+      size_t i = Slot(e.key);
+      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+      slots_[i] = e;
+    }
+  }
+  std::vector<Entry> slots_;
+  size_t size_ = 0;
+  size_t mask_ = 0;
+  unsigned shift_ = 64;
+};
+
 class Equal {
  public:
   explicit Equal(bool ignore_wb) : ignore_wb_(ignore_wb) {}
@@ -20,11 +68,10 @@ class Equal {
     if (a == nullptr || b == nullptr) return a == b;
     if (a->kind() != b->kind()) return false;
     if (IsVarLikeKind(a->kind())) {
-      auto ia = l2r_.find(a.get());
-      auto ib = r2l_.find(b.get());
-      if (ia != l2r_.end() || ib != r2l_.end()) return ia != l2r_.end() && ia->second == b.get();
-      l2r_.emplace(a.get(), b.get());
-      r2l_.emplace(b.get(), a.get());
+      const Node* ia = l2r_.Find(a.get());
+      if (ia != nullptr || r2l_.Find(b.get()) != nullptr) return ia == b.get();
+      l2r_.Insert(a.get(), b.get());
+      r2l_.Insert(b.get(), a.get());
     } else if (a == b && IsLeaf(a->kind())) {
       // Only leaves may be short-circuited: a shared subtree can hold Var uses that
       // still have to follow the mapping.
@@ -92,7 +139,7 @@ class Equal {
   static bool Same(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
 
   bool ignore_wb_;
-  std::unordered_map<const Node*, const Node*> l2r_, r2l_;
+  PtrMap l2r_, r2l_;
 };
 
 }  // namespace

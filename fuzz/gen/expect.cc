@@ -128,8 +128,10 @@ Expectation ComputeExpectation(const ProgramModel& m) {
                                             fmt::format("__allreduce_signal_buf_{}", k),
                                             fmt::format("__allreduce_signal_{}", k)};
         };
-        while (std::any_of(names(k).begin(), names(k).end(), [&](const std::string& n) { return used.count(n); })) {
-          ++k;
+        // One array per candidate: begin() and end() must come from the same object.
+        for (auto cand = names(k);
+             std::any_of(cand.begin(), cand.end(), [&](const std::string& n) { return used.count(n); });
+             cand = names(++k)) {
         }
         const auto n = names(k);
         for (const auto& x : n) used.insert(x);

@@ -18,8 +18,8 @@
 namespace {
 
 [[noreturn]] void Finding(const char* what, const std::string& detail, const std::string& text) {
-  std::fprintf(stderr, "FINDING fuzz_parse: %s\n%s\n--- printed program ---\n%s\n", what, detail.c_str(),
-               text.c_str());
+  std::fprintf(stderr, "FINDING fuzz_parse: %s\n%s\n--- printed program ---\n%s\n", what,
+               detail.c_str(), text.c_str());
   std::abort();
 }
 

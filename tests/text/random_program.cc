@@ -260,8 +260,10 @@ class Gen {
         ExprPtr stop = Chance(50) ? ExprPtr(MakeOpCall(ops::kWorldSize, {})) : Int(Uniform(0, 8));
         ExprPtr step = Chance(70) ? Int(1) : Int(Uniform(2, 3));
         auto body = Block(depth, lv);
-        auto f = std::make_shared<ForStmt>(lv, start, stop, step, body,
-                                           Chance(80) ? ForKind::kRange : ForKind::kUnroll);
+        ForKind kind = Chance(70)   ? ForKind::kRange
+                       : Chance(50) ? ForKind::kUnroll
+                                    : ForKind::kParallel;
+        auto f = std::make_shared<ForStmt>(lv, start, stop, step, body, kind);
         out->push_back(f);
         return;
       }

@@ -10,14 +10,59 @@
 #include "ir/diagnostics.h"
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "pass/pass_manager.h"
+#include "tools/driver/driver.h"
+#include "verifier/verifier.h"
+#if CDS_OPT_HAS_DOT
+#include "tools/dot/emit_dot.h"
+#endif
 
 namespace cds::tools {
 
-ir::ProgramPtr ProcessProgram(const ir::ProgramPtr& program, const OptOptions& /*options*/) {
-  return program;
+bool DotAvailable() { return CDS_OPT_HAS_DOT != 0; }
+
+bool VerifyEachEnabled(const OptOptions& options) {
+  return options.verify_each.value_or(driver::kVerifyEachByDefault);
+}
+
+ir::ProgramPtr ProcessProgram(const ir::ProgramPtr& program, const OptOptions& options) {
+  if (!options.pipeline) return program;
+  driver::PipelineOptions pipeline;
+  pipeline.pipeline = *options.pipeline;
+  pipeline.verify_each = VerifyEachEnabled(options);
+  return driver::RunPipeline(program, pipeline);
 }
 
 namespace {
+
+// The text a span's line refers to: the input, BEFORE, or nothing (a span built in
+// code, or one into a text cds-opt does not hold, such as the verifier's round trip),
+// so a caret is never drawn under an unrelated line.
+struct Sources {
+  std::string input_name;
+  std::string_view input;
+  std::string before_name;
+  std::string_view before;
+
+  std::string_view For(const ir::Span& span) const {
+    std::string file = span.FileName();
+    if (file == input_name) return input;
+    if (!before_name.empty() && file == before_name) return before;
+    return {};
+  }
+};
+
+std::string Emit(const ir::ProgramPtr& program, EmitKind kind) {
+#if CDS_OPT_HAS_DOT
+  if (kind == EmitKind::kDot) return dot::EmitDot(program);
+#endif
+  CDS_CHECK(kind == EmitKind::kPyir, "--emit=dot requested from a build without tools/dot");
+  return ir::PrintProgram(program);
+}
+
+std::string VerifierMessage(const verify::Diagnostic& d) {
+  return fmt::format("[{} {}] {}", d.code, d.name, d.message);
+}
 
 std::string_view TrimRight(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
@@ -107,6 +152,7 @@ bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
                        std::vector<ExpectedDiagnostic>& expected, const std::string& filename,
                        std::string_view whole, std::ostream& err) {
   bool ok = true;
+  Sources sources{filename, whole, "", {}};
   for (const Diagnostic& d : emitted) {
     bool found = false;
     for (auto& e : expected) {
@@ -120,7 +166,8 @@ bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
     if (!found) {
       ok = false;
       err << ir::FormatDiagnostic("error", d.span,
-                                  fmt::format("unexpected {}: {}", d.severity, d.message), whole);
+                                  fmt::format("unexpected {}: {}", d.severity, d.message),
+                                  sources.For(d.span));
     }
   }
   auto file = std::make_shared<const std::string>(filename);
@@ -138,18 +185,62 @@ bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
 int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
            std::ostream& out, std::ostream& err) {
   const std::string filename = DisplayName(options.input);
+  if (options.pipeline) {
+    // A bad pipeline is the command line's fault, not any chunk's: report it once.
+    try {
+      pass::ParsePipeline(*options.pipeline);
+    } catch (const ValueError& e) {
+      err << "cds-opt: error: " << e.message() << "\n";
+      return 1;
+    }
+  }
+  Sources sources{filename, whole, "", {}};
+  std::vector<Chunk> before_chunks;
+  if (options.verify_only && options.verify_relational_before) {
+    sources.before_name = options.verify_relational_path;
+    sources.before = *options.verify_relational_before;
+    before_chunks = SplitInput(sources.before, options.split_input_file);
+  }
   bool ok = true;
   std::vector<Chunk> chunks = SplitInput(whole, options.split_input_file);
+  if (!before_chunks.empty() && before_chunks.size() != chunks.size()) {
+    err << fmt::format("cds-opt: error: '{}' has {} input(s) but '{}' has {}\n",
+                       sources.before_name, before_chunks.size(), filename, chunks.size());
+    return 1;
+  }
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (i) out << "# -----\n";
+    if (i && !options.verify_only) out << "# -----\n";
     std::vector<Diagnostic> diags;
+    // Printed only when the diagnostics themselves are not being matched.
+    std::string header;
     try {
       ir::ParseOptions po = options.parse;
       po.filename = filename;
       po.line_offset = chunks[i].line_offset;
       ir::ProgramPtr program = ir::ParseProgram(chunks[i].text, po);
-      program = process ? process(program, options) : ProcessProgram(program, options);
-      out << ir::PrintProgram(program);
+      if (options.verify_only) {
+        std::vector<verify::Diagnostic> found;
+        if (before_chunks.empty()) {
+          found = verify::VerifyProgram(program);
+        } else {
+          ir::ParseOptions bo = options.parse;
+          bo.filename = sources.before_name;
+          bo.line_offset = before_chunks[i].line_offset;
+          found = verify::VerifyAll(ir::ParseProgram(before_chunks[i].text, bo), program);
+        }
+        for (const auto& d : found)
+          diags.push_back(Diagnostic{d.span, "error", VerifierMessage(d)});
+      } else {
+        program = process ? process(program, options) : ProcessProgram(program, options);
+        out << Emit(program, options.emit);
+      }
+    } catch (const driver::VerificationError& e) {
+      header = fmt::format("{}: error: {}\n", filename, e.what());
+      for (const auto& d : e.diagnostics()) {
+        diags.push_back(Diagnostic{d.span, "error", VerifierMessage(d)});
+      }
+      // A verifier that rejects without saying why must still fail the run.
+      if (diags.empty()) diags.push_back(Diagnostic{ir::Span{}, "error", e.what()});
     } catch (const ValueError& e) {
       diags.push_back(Diagnostic{e.span(), "error", e.message()});
     }
@@ -162,8 +253,9 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
         ok = false;
       }
     } else {
+      err << header;
       for (const auto& d : diags) {
-        err << ir::FormatDiagnostic(d.severity, d.span, d.message, whole);
+        err << ir::FormatDiagnostic(d.severity, d.span, d.message, sources.For(d.span));
         ok = false;
       }
     }

@@ -1,13 +1,14 @@
 #pragma once
 
-// The cds-opt pipeline, mlir-opt style: split the input, parse each chunk,
-// hand the program to a processing hook (identity today; the pass pipeline
-// later), print it, and report errors. Every error, whether the parser's or a
-// cds::ValueError thrown by the hook, goes through one collector, so
-// --verify-diagnostics checks pass errors exactly as it checks parse errors.
+// The cds-opt pipeline, mlir-opt style: split the input, parse each chunk, hand
+// the program to a processing hook (the pass pipeline when one is selected), print
+// it, and report errors. Every error, whether the parser's, a cds::ValueError of a
+// pass, or a verifier finding, goes through one collector, so --verify-diagnostics
+// checks pass and verifier errors exactly as it checks parse errors.
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,12 +18,35 @@
 
 namespace cds::tools {
 
+// What cds-opt prints for each processed program.
+enum class EmitKind {
+  kPyir,  // the .pyir text (pl._dump form once materialized)
+  kDot,   // Graphviz DOT (tools/dot); needs a build with tools/dot
+};
+
+// Whether this build of cds_opt_lib can emit DOT.
+bool DotAvailable();
+
 struct OptOptions {
   std::string input = "-";
   std::string output = "-";
   bool split_input_file = false;
   bool verify_diagnostics = false;
   ir::ParseOptions parse;  // filename and line_offset are set per chunk
+
+  // The pass pipeline ("a,b", see pass::ParsePipeline). Unset: no passes, the
+  // program is printed as parsed.
+  std::optional<std::string> pipeline;
+  // Overrides the build's default (driver::kVerifyEachByDefault) when set.
+  std::optional<bool> verify_each;
+  // Check the parsed input with the verifier instead of transforming it; print
+  // nothing but the findings.
+  bool verify_only = false;
+  // With verify_only: the pre-pass program the input was produced from; adds the
+  // relational checks (verify::VerifyAll). Its text, split like the input.
+  std::optional<std::string> verify_relational_before;
+  std::string verify_relational_path;  // for diagnostics about BEFORE
+  EmitKind emit = EmitKind::kPyir;
 };
 
 // A diagnostic as emitted: where, how severe, what.
@@ -33,11 +57,16 @@ struct Diagnostic {
 };
 
 // The transformation between parse and print. Returns the program to print;
-// throws cds::ValueError for errors the user caused.
+// throws cds::ValueError for errors the user caused and driver::VerificationError
+// when verify-each rejects a pass's output.
 using ProcessFn = std::function<ir::ProgramPtr(const ir::ProgramPtr&, const OptOptions&)>;
 
-// The identity hook (cds-opt with no passes).
+// Runs options.pipeline (with verify-each as configured); the identity when no
+// pipeline is selected.
 ir::ProgramPtr ProcessProgram(const ir::ProgramPtr& program, const OptOptions& options);
+
+// Whether verify-each is on for `options` (the flag, else the build default).
+bool VerifyEachEnabled(const OptOptions& options);
 
 // One `# -----`-separated piece of the input.
 struct Chunk {

@@ -1,0 +1,310 @@
+#pragma once
+
+// Oracles shared by fuzz_pipeline, fuzz_text_mutate and the gen_sweep detector.
+// A finding prints one "FINDING <target>: <what>" line plus the evidence and
+// aborts: libFuzzer, the replayers and bug-hunt all treat an abort as a crash, and
+// the first line is what ci/fuzz.sh and triage grep for.
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fuzz/gen/generate.h"
+#include "ir/builder.h"
+#include "ir/dispatch.h"
+#include "ir/error.h"
+#include "ir/function.h"
+#include "ir/op_registry.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/stmt.h"
+#include "ir/structural_equal.h"
+#include "pass/materialize_comm_domain_scopes.h"
+#include "tools/driver/driver.h"
+#include "verifier/verifier.h"
+
+namespace cds::fuzz::check {
+
+[[noreturn]] inline void Finding(std::string_view target, std::string_view what,
+                                 std::string_view detail, std::string_view program) {
+  std::fprintf(stderr, "FINDING %.*s: %.*s\n%.*s\n--- program ---\n%.*s\n--- end ---\n",
+               static_cast<int>(target.size()), target.data(), static_cast<int>(what.size()),
+               what.data(), static_cast<int>(detail.size()), detail.data(),
+               static_cast<int>(program.size()), program.data());
+  std::fflush(stderr);
+  std::abort();
+}
+
+// Which pass threw: the pipeline is run with a recorder so that a ValueError can
+// be attributed to the stage the generator planted its defect for.
+class StageRecorder final : public pass::PassInstrumentation {
+ public:
+  void BeforePass(std::string_view name, const ir::ProgramPtr&) override { current = name; }
+  std::string current;
+};
+
+struct PipelineRun {
+  ir::ProgramPtr output;
+  std::optional<ValueError> error;
+  std::string stage;  // pass name, or "parse"
+};
+
+inline std::string_view PassNameOf(Stage s) {
+  switch (s) {
+    case Stage::kParse:
+      return "parse";
+    case Stage::kSynthesize:
+      return "synthesize-allreduce-signals";
+    case Stage::kMaterialize:
+      return "materialize-comm-domain-scopes";
+  }
+  return "?";
+}
+
+// The default pipeline without verify-each: the oracles below run the verifier
+// once on the final output, which is both cheaper and relational against the
+// original input rather than the intermediate one.
+inline PipelineRun RunPipeline(const ir::ProgramPtr& input) {
+  PipelineRun run;
+  auto recorder = std::make_shared<StageRecorder>();
+  driver::PipelineOptions options;
+  options.verify_each = false;
+  try {
+    run.output = driver::RunPipeline(input, options, {recorder});
+  } catch (const ValueError& e) {
+    run.error = e;
+  }
+  run.stage = recorder->current;
+  return run;
+}
+
+inline PipelineRun ParseAndRun(std::string_view text, const char* filename) {
+  ir::ParseOptions options;
+  options.filename = filename;
+  ir::ProgramPtr program;
+  try {
+    program = ir::ParseProgram(text, options);
+  } catch (const ValueError& e) {
+    return PipelineRun{nullptr, e, "parse"};
+  }
+  return RunPipeline(program);
+}
+
+// The verifier's verdict on a pipeline output, empty when clean.
+inline std::string VerifierProblems(const ir::ProgramPtr& input, const ir::ProgramPtr& output) {
+  auto diags = verify::VerifyAll(input, output);
+  return diags.empty() ? std::string() : verify::FormatDiagnostics(diags);
+}
+
+// Running the pipeline on its own output must change nothing (DESIGN §4: the pass
+// is idempotent; SynthesizeAllReduceSignals finds every allreduce signalled).
+inline std::string IdempotenceProblem(const ir::ProgramPtr& output) {
+  PipelineRun again = RunPipeline(output);
+  if (again.error) return "rerunning the pipeline on its output failed: " + again.error->Format();
+  if (again.output == output) return {};
+  auto eq = ir::StructuralEqualWhere(output, again.output);
+  if (eq.equal) return {};
+  return fmt::format("rerunning the pipeline on its output changed it at {}: {}\n--- rerun ---\n{}",
+                     eq.path, eq.reason, ir::PrintProgram(again.output));
+}
+
+template <typename F>
+void ForEachStmt(const ir::StmtPtr& s, F&& f) {
+  if (!s) return;
+  f(s);
+  switch (s->kind()) {
+    case ir::NodeKind::kSeqStmts:
+      for (const auto& c : static_cast<const ir::SeqStmts&>(*s).stmts) ForEachStmt(c, f);
+      break;
+    case ir::NodeKind::kForStmt:
+      ForEachStmt(static_cast<const ir::ForStmt&>(*s).body, f);
+      break;
+    case ir::NodeKind::kWhileStmt:
+      ForEachStmt(static_cast<const ir::WhileStmt&>(*s).body, f);
+      break;
+    case ir::NodeKind::kIfStmt: {
+      const auto& i = static_cast<const ir::IfStmt&>(*s);
+      ForEachStmt(i.then_body, f);
+      ForEachStmt(i.else_body, f);
+      break;
+    }
+    case ir::NodeKind::kCommDomainScopeStmt:
+      ForEachStmt(static_cast<const ir::CommDomainScopeStmt&>(*s).body, f);
+      break;
+    case ir::NodeKind::kScopeStmt:
+      ForEachStmt(static_cast<const ir::ScopeStmt&>(*s).body, f);
+      break;
+    default:
+      break;
+  }
+}
+
+// "comm_d0 all [buf,sig]; comm_d1 [0, 1] [x]": the scope chain of a host body,
+// slots named by their alloc's logical name (the name= kwarg of the alloc whose
+// LHS is the WindowBuffer's base).
+inline std::string ScopeChain(const ir::Function& f) {
+  std::unordered_map<const ir::Var*, std::string> alloc_names;
+  ForEachStmt(f.body, [&](const ir::StmtPtr& s) {
+    if (s->kind() != ir::NodeKind::kAssignStmt) return;
+    const auto& a = static_cast<const ir::AssignStmt&>(*s);
+    auto call = ir::TryAs<ir::Call>(a.value, ir::NodeKind::kCall);
+    if (!call || call->OpName() != ir::ops::kAllocWindowBuffer) return;
+    const ir::AttrValue* name = ir::FindKwarg(call->kwargs, "name");
+    if (name && std::holds_alternative<std::string>(*name)) {
+      alloc_names[a.var.get()] = std::get<std::string>(*name);
+    } else {
+      alloc_names[a.var.get()] = a.var->name_hint;
+    }
+  });
+  std::string out;
+  ir::StmtPtr cur = f.body;
+  while (cur) {
+    std::vector<ir::StmtPtr> stmts = ir::Flatten(cur);
+    if (stmts.size() != 1 || stmts.front()->kind() != ir::NodeKind::kCommDomainScopeStmt) break;
+    const auto& scope = static_cast<const ir::CommDomainScopeStmt&>(*stmts.front());
+    if (!out.empty()) out += "; ";
+    out += scope.name_hint + " " + scope.devices.ToString() + " [";
+    for (size_t i = 0; i < scope.slots.size(); ++i) {
+      const auto& wb = scope.slots[i];
+      auto it = wb && wb->base ? alloc_names.find(wb->base.get()) : alloc_names.end();
+      out += (i ? "," : "") + (it != alloc_names.end() ? it->second : std::string("?"));
+    }
+    out += "]";
+    cur = scope.body;
+  }
+  return out;
+}
+
+inline std::string ExpectedChain(const FunctionExpect& fe) {
+  std::string out;
+  for (const auto& s : fe.scopes) {
+    if (!out.empty()) out += "; ";
+    out += s.name + " " + s.devices.ToString() + " [";
+    for (size_t i = 0; i < s.slots.size(); ++i) out += (i ? "," : "") + s.slots[i];
+    out += "]";
+  }
+  return out;
+}
+
+// Empty when every host orchestrator's scopes are what the model predicts.
+inline std::string ScopeMismatch(const Expectation& expect, const ir::Program& output) {
+  std::string problems;
+  for (const auto& f : output.functions) {
+    if (!f->IsHostOrchestrator()) continue;
+    const FunctionExpect* fe = expect.Find(f->name);
+    const std::string want = fe ? ExpectedChain(*fe) : std::string();
+    const std::string got = ScopeChain(*f);
+    if (want != got) {
+      problems +=
+          fmt::format("function {}:\n  expected: {}\n  got:      {}\n", f->name,
+                      want.empty() ? "(no scopes)" : want, got.empty() ? "(no scopes)" : got);
+    }
+  }
+  return problems;
+}
+
+inline bool MessageMatches(const ValueError& e, const InvalidSpec& spec) {
+  if (spec.message_any_of.empty()) return true;
+  for (const auto& s : spec.message_any_of) {
+    if (e.message().find(s) != std::string::npos) return true;
+  }
+  return false;
+}
+
+inline std::string DescribeSpec(const InvalidSpec& spec, Stage stage) {
+  std::string any;
+  for (const auto& s : spec.message_any_of) any += (any.empty() ? "'" : ", '") + s + "'";
+  return fmt::format(
+      "planted {} in {}: expected a ValueError from {} at line {} containing one of {}",
+      InvalidKindName(spec.kind), spec.function, PassNameOf(stage), spec.line, any);
+}
+
+// The whole oracle for one generated program. Valid: the pipeline output
+// verifies, its scopes are the model's, and the pipeline is idempotent. Invalid:
+// the text path reports exactly the planted diagnostic (stage, line, message);
+// the IR path reports it at the IR stage.
+//
+// `thorough` adds the two checks that cost most and target the printer and
+// parser rather than the pass: the valid program's text must parse into the
+// generator's IR (then the pipeline runs on the parsed program), and the output
+// must survive the verifier's print/parse round trip. gen_sweep always sets it;
+// fuzz_pipeline sets it for a fixed quarter of its inputs (decided by the input
+// bytes, so each input is checked the same way every time).
+inline void CheckGenerated(std::string_view target, const GeneratedProgram& p, bool thorough = true) {
+  if (p.valid()) {
+    if (!p.expect.problems.empty()) {
+      std::string why;
+      for (const auto& s : p.expect.problems) why += s + "\n";
+      Finding(target, "generator: a valid program has expectation problems", why, p.text);
+    }
+    ir::ProgramPtr input = p.ir;
+    if (thorough) {
+      try {
+        ir::ParseOptions options;
+        options.filename = "<generated>";
+        input = ir::ParseProgram(p.text, options);
+      } catch (const ValueError& e) {
+        Finding(target, "a valid generated program does not parse", e.Format(), p.text);
+      }
+      if (!ir::StructuralEqual(input, p.ir)) {
+        auto eq = ir::StructuralEqualWhere(input, p.ir);
+        Finding(target, "the parsed text differs from the generator's IR",
+                eq.path + ": " + eq.reason, p.text);
+      }
+    }
+    PipelineRun run = RunPipeline(input);
+    if (run.error) {
+      Finding(target, "the pipeline rejected a valid program",
+              fmt::format("in {}: {}", run.stage, run.error->Format()), p.text);
+    }
+    verify::VerifyOptions vopts;
+    vopts.round_trip = thorough;
+    if (auto d = verify::VerifyAll(input, run.output, vopts); !d.empty()) {
+      Finding(target, "the verifier rejected the pipeline output", verify::FormatDiagnostics(d),
+              ir::PrintProgram(run.output));
+    }
+    if (auto m = ScopeMismatch(p.expect, *run.output); !m.empty()) {
+      Finding(target, "scopes differ from the model's expectation", m, ir::PrintProgram(run.output));
+    }
+    if (auto i = IdempotenceProblem(run.output); !i.empty()) {
+      Finding(target, "the pipeline is not idempotent", i, ir::PrintProgram(run.output));
+    }
+    return;
+  }
+
+  const InvalidSpec& spec = *p.invalid;
+  PipelineRun text_run = ParseAndRun(p.text, "<generated>");
+  if (!text_run.error) {
+    Finding(target, "text: a planted defect was accepted", DescribeSpec(spec, spec.text_stage),
+            ir::PrintProgram(text_run.output));
+  }
+  const ValueError& te = *text_run.error;
+  if (text_run.stage != PassNameOf(spec.text_stage) || te.span().line != spec.line ||
+      !MessageMatches(te, spec)) {
+    Finding(target, "text: the diagnostic is not the planted one",
+            fmt::format("{}\n  got from {}: {}", DescribeSpec(spec, spec.text_stage),
+                        text_run.stage, te.Format()),
+            p.text);
+  }
+  PipelineRun ir_run = RunPipeline(p.ir);
+  if (!ir_run.error) {
+    Finding(target, "IR: a planted defect was accepted", DescribeSpec(spec, spec.ir_stage),
+            ir::PrintProgram(ir_run.output));
+  }
+  if (ir_run.stage != PassNameOf(spec.ir_stage) || !MessageMatches(*ir_run.error, spec)) {
+    Finding(target, "IR: the diagnostic is not the planted one",
+            fmt::format("{}\n  got from {}: {}", DescribeSpec(spec, spec.ir_stage), ir_run.stage,
+                        ir_run.error->Format()),
+            p.text);
+  }
+}
+
+}  // namespace cds::fuzz::check
