@@ -81,15 +81,17 @@ class PtrMap {
     const Node* key = nullptr;
     const Node* value = nullptr;
   };
+  // The address itself, not a mixed hash: nodes are allocated in program order and
+  // the walk visits them in that order, so neighbouring lookups hit neighbouring
+  // slots and the table streams through the cache instead of missing on each one.
   size_t Slot(const Node* key) const {
-    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+    return static_cast<size_t>(reinterpret_cast<uintptr_t>(key) >> 4) & mask_;
   }
   void Grow() {
     std::vector<Entry> old = std::move(slots_);
     size_t cap = old.empty() ? 64 : old.size() * 2;
     slots_.assign(cap, Entry{});
     mask_ = cap - 1;
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
     for (const Entry& e : old) {
       if (e.key == nullptr) continue;
       size_t i = Slot(e.key);
@@ -100,7 +102,6 @@ class PtrMap {
   std::vector<Entry> slots_;
   size_t size_ = 0;
   size_t mask_ = 0;
-  unsigned shift_ = 64;
 };
 
 // One step of the difference path. Kept as a view into the compared IR (field

@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   std::ifstream in(input, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (bytes.size() > 4096) {
-    std::cerr << "cds-decode-bytes: fuzz_pipeline rejects inputs over 4096 bytes; nothing to decode\n";
+    std::cerr
+        << "cds-decode-bytes: fuzz_pipeline rejects inputs over 4096 bytes; nothing to decode\n";
     return 1;
   }
   cds::fuzz::GenOptions options;

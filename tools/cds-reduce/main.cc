@@ -10,8 +10,6 @@
 // its stderr, so a candidate that crashes or hangs the pipeline cannot take the
 // reducer down, and the pass that is judged is the one cds-replay was built with.
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "ir/parser.h"
@@ -134,18 +133,22 @@ int main(int argc, char** argv) {
   bool same_crash = false, quiet = false;
   unsigned timeout = 30;
   size_t max_tests = 20000;
-  app.add_option("file", input, "The .pyir program to reduce")->required()->check(CLI::ExistingFile);
-  auto* t1 = app.add_option("--test", test_cmd,
-                            "Shell command; '{}' is replaced by the candidate path (else appended); "
-                            "interesting when it exits 0");
+  app.add_option("file", input, "The .pyir program to reduce")
+      ->required()
+      ->check(CLI::ExistingFile);
+  auto* t1 =
+      app.add_option("--test", test_cmd,
+                     "Shell command; '{}' is replaced by the candidate path (else appended); "
+                     "interesting when it exits 0");
   auto* t2 = app.add_option("--same-code", same_code,
                             "Interesting when cds-replay reports a FINDING with this verifier code "
                             "or name (CDS-V018, scope-devices-mismatch)");
   auto* t3 = app.add_option("--same-diagnostic", same_diag,
                             "Interesting when a DIAGNOSTIC or FINDING line contains this text");
-  auto* t4 = app.add_flag("--same-crash", same_crash,
-                          "Interesting when the first FINDING / internal-check line has the input's "
-                          "signature");
+  auto* t4 =
+      app.add_flag("--same-crash", same_crash,
+                   "Interesting when the first FINDING / internal-check line has the input's "
+                   "signature");
   t1->excludes(t2, t3, t4);
   t2->excludes(t3, t4);
   t3->excludes(t4);
@@ -157,7 +160,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "No progress lines");
   CLI11_PARSE(app, argc, argv);
   if (test_cmd.empty() && same_code.empty() && same_diag.empty() && !same_crash) {
-    fmt::print(stderr, "cds-reduce: choose one of --test, --same-code, --same-diagnostic, --same-crash\n");
+    fmt::print(stderr,
+               "cds-reduce: choose one of --test, --same-code, --same-diagnostic, --same-crash\n");
     return 2;
   }
   if (replay.empty()) replay = DefaultReplay().string();
@@ -172,9 +176,10 @@ int main(int argc, char** argv) {
   const fs::path err_file = work / "replay.err";
 
   auto replay_stderr = [&](const fs::path& file) {
-    std::string cmd = fmt::format("{} --timeout {} {}{} >/dev/null 2>{}", ShellQuote(replay), timeout,
-                                  pipeline.empty() ? "" : "--pipeline " + ShellQuote(pipeline) + " ",
-                                  ShellQuote(file.string()), ShellQuote(err_file.string()));
+    std::string cmd =
+        fmt::format("{} --timeout {} {}{} >/dev/null 2>{}", ShellQuote(replay), timeout,
+                    pipeline.empty() ? "" : "--pipeline " + ShellQuote(pipeline) + " ",
+                    ShellQuote(file.string()), ShellQuote(err_file.string()));
     RunShell(cmd);
     std::string err;
     ReadFile(err_file, err);
@@ -225,8 +230,8 @@ int main(int argc, char** argv) {
     po.filename = input;
     program = cds::ir::ParseProgram(text, po);
   } catch (const cds::ValueError& e) {
-    fmt::print(stderr, "cds-reduce: {} does not parse, so it cannot be reduced on the IR: {}\n", input,
-               e.Format());
+    fmt::print(stderr, "cds-reduce: {} does not parse, so it cannot be reduced on the IR: {}\n",
+               input, e.Format());
     fs::remove_all(work);
     return 3;
   }
@@ -238,9 +243,10 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "cds-reduce: {:<10} {:>5} lines  {:>6} tests\n", step, lines, tests);
     };
   }
-  auto result = cds::reduce::Reduce(program, [&](const std::string& t) {
-    return WriteFile(candidate, t) && interesting_file(candidate);
-  }, ro);
+  auto result = cds::reduce::Reduce(
+      program,
+      [&](const std::string& t) { return WriteFile(candidate, t) && interesting_file(candidate); },
+      ro);
   if (!result.start_interesting) {
     fmt::print(stderr,
                "cds-reduce: the printed form of {} is not interesting (the behaviour depends on "

@@ -157,7 +157,8 @@ std::vector<std::vector<StmtPtr>> Inners(const StmtPtr& s) {
       if (const auto& b = static_cast<const ScopeStmt&>(*s).body) out.push_back(Flatten(b));
       break;
     case NodeKind::kCommDomainScopeStmt:
-      if (const auto& b = static_cast<const CommDomainScopeStmt&>(*s).body) out.push_back(Flatten(b));
+      if (const auto& b = static_cast<const CommDomainScopeStmt&>(*s).body)
+        out.push_back(Flatten(b));
       break;
     default:
       break;
@@ -199,7 +200,8 @@ bool DDMin(size_t n, const std::function<bool(const std::vector<size_t>&)>& test
     if (!reduced && chunks.size() > 2) {
       for (const auto& c : chunks) {
         std::vector<size_t> rest;
-        std::set_difference(items.begin(), items.end(), c.begin(), c.end(), std::back_inserter(rest));
+        std::set_difference(items.begin(), items.end(), c.begin(), c.end(),
+                            std::back_inserter(rest));
         if (test(rest)) {
           items = std::move(rest);
           granularity = std::max<size_t>(granularity - 1, 2);
@@ -300,7 +302,8 @@ class Reducer {
   bool Functions() {
     ProgramPtr base = best_;
     return DDMin(base->functions.size(), [&](const std::vector<size_t>& keep) {
-      auto p = std::make_shared<Program>(base->name, base->dynamic_dims, Pick(base->functions, keep));
+      auto p =
+          std::make_shared<Program>(base->name, base->dynamic_dims, Pick(base->functions, keep));
       p->span = base->span;
       return Try(p);
     });
@@ -334,7 +337,7 @@ class Reducer {
           break;
         }
         const size_t fi = t.seqs[k].first;
-      const auto seq = t.seqs[k].second;
+        const auto seq = t.seqs[k].second;
         if (i >= seq->stmts.size()) break;
         bool replaced = false;
         for (auto& inner : Inners(seq->stmts[i])) {
@@ -365,14 +368,15 @@ class Reducer {
           break;
         }
         const size_t fi = t.seqs[k].first;
-      const auto seq = t.seqs[k].second;
+        const auto seq = t.seqs[k].second;
         if (i >= seq->stmts.size()) break;
         const StmtPtr& s = seq->stmts[i];
         bool replaced = false;
         if (s->kind() == NodeKind::kAssignStmt) {
           const auto& a = static_cast<const AssignStmt&>(*s);
           const NodeKind vk = a.value ? a.value->kind() : NodeKind::kCall;
-          if (a.var && (vk == NodeKind::kVar || vk == NodeKind::kConstInt || vk == NodeKind::kConstBool)) {
+          if (a.var &&
+              (vk == NodeKind::kVar || vk == NodeKind::kConstInt || vk == NodeKind::kConstBool)) {
             std::vector<StmtPtr> stmts = seq->stmts;
             stmts.erase(stmts.begin() + static_cast<ptrdiff_t>(i));
             ProgramPtr removed = Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span));
@@ -409,13 +413,14 @@ class Reducer {
         // together with the callee's parameter, which keeps the call printable
         // in the user form.
         for (size_t j = call->Callee() ? 0 : call->args.size(); j-- > 0 && !replaced;) {
-          replaced = attempt([&](Call& x) { x.args.erase(x.args.begin() + static_cast<ptrdiff_t>(j)); });
+          replaced =
+              attempt([&](Call& x) { x.args.erase(x.args.begin() + static_cast<ptrdiff_t>(j)); });
         }
         for (size_t j = call->kwargs.size(); j-- > 0 && !replaced;) {
           // An alloc always carries its logical name (docs/ir-conventions.md).
           if (call->kwargs[j].first == "name") continue;
-          replaced =
-              attempt([&](Call& x) { x.kwargs.erase(x.kwargs.begin() + static_cast<ptrdiff_t>(j)); });
+          replaced = attempt(
+              [&](Call& x) { x.kwargs.erase(x.kwargs.begin() + static_cast<ptrdiff_t>(j)); });
         }
         for (size_t j = call->attrs.size(); j-- > 0 && !replaced;) {
           replaced =

@@ -8,9 +8,6 @@
 //   FINDING <signature>: <file>: <detail>   a bug in the pass/verifier/parser/printer
 //   DIAGNOSTIC <FILE:LINE:COL: error: MSG>  a parse or pass error (may be expected)
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +20,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "ir/parser.h"
@@ -119,7 +118,8 @@ int DeriveHeader(const fs::path& path) {
     return 1;
   }
   fmt::print("# EXPECT: ok\n");
-  for (const auto& s : d.scopes) fmt::print("# EXPECT-SCOPE: {}\n", cds::replay::FormatScopeLine(s));
+  for (const auto& s : d.scopes)
+    fmt::print("# EXPECT-SCOPE: {}\n", cds::replay::FormatScopeLine(s));
   return 0;
 }
 

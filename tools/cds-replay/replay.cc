@@ -24,8 +24,10 @@ namespace cds::replay {
 namespace {
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -70,7 +72,8 @@ bool CanonicalDevices(std::string_view d, std::string* why) {
     size_t pos = 0;
     while (true) {
       size_t comma = body.find(',', pos);
-      auto id = ParseInt(body.substr(pos, comma == std::string_view::npos ? body.npos : comma - pos));
+      auto id =
+          ParseInt(body.substr(pos, comma == std::string_view::npos ? body.npos : comma - pos));
       if (!id || *id < 0) {
         *why = fmt::format("devices '{}' holds a non-integer or negative entry", d);
         return false;
@@ -82,8 +85,8 @@ bool CanonicalDevices(std::string_view d, std::string* why) {
   }
   std::string canon = ir::DeviceSet::Of(ids).ToString();
   if (canon != d) {
-    *why = fmt::format("devices '{}' is not canonical (sorted, no repeats, \", \"-separated: {})", d,
-                       canon);
+    *why = fmt::format("devices '{}' is not canonical (sorted, no repeats, \", \"-separated: {})",
+                       d, canon);
     return false;
   }
   return true;
@@ -157,8 +160,8 @@ std::string DescribeScopeDifference(const std::vector<ScopeLine>& expected,
   const size_t n = std::min(expected.size(), actual.size());
   for (size_t i = 0; i < n; ++i) {
     if (!(expected[i] == actual[i])) {
-      return fmt::format("scope {} differs: expected '{}', got '{}'", i, FormatScopeLine(expected[i]),
-                         FormatScopeLine(actual[i]));
+      return fmt::format("scope {} differs: expected '{}', got '{}'", i,
+                         FormatScopeLine(expected[i]), FormatScopeLine(actual[i]));
     }
   }
   if (expected.size() > n) {
@@ -274,8 +277,8 @@ std::string DeriveForHost(const ir::Program& program, const ir::Function& fn,
                            [&](const auto& d) { return d.first == alloc.coverage; });
     if (it == domains.end()) {
       domains.emplace_back(alloc.coverage, scopes.size());
-      scopes.push_back({fn.name, fmt::format("comm_d{}", domains.size() - 1),
-                        alloc.coverage.ToString(), {}});
+      scopes.push_back(
+          {fn.name, fmt::format("comm_d{}", domains.size() - 1), alloc.coverage.ToString(), {}});
       it = domains.end() - 1;
     }
     auto& slots = scopes[it->second].slots;
@@ -510,8 +513,8 @@ Outcome ReplayText(std::string_view text, const std::string& filename,
   if (output) {
     CheckRoundTrip(output, "output", out.findings);
     if (header.kind == ExpectKind::kError) {
-      expectation_reasons.push_back(
-          fmt::format("expected {}, but the pipeline accepted the program", ExpectedErrorText(header)));
+      expectation_reasons.push_back(fmt::format(
+          "expected {}, but the pipeline accepted the program", ExpectedErrorText(header)));
     } else if (header.kind == ExpectKind::kOk) {
       std::vector<ScopeLine> actual = CollectScopes(*output);
       if (actual != header.scopes) {
@@ -520,10 +523,12 @@ Outcome ReplayText(std::string_view text, const std::string& filename,
     }
   }
 
-  for (const auto& f : out.findings) out.reasons.push_back(fmt::format("{}: {}", f.signature, f.detail));
+  for (const auto& f : out.findings)
+    out.reasons.push_back(fmt::format("{}: {}", f.signature, f.detail));
   for (const auto& p : header.problems) out.reasons.push_back("malformed header: " + p);
   if (header.kind == ExpectKind::kTodo) {
-    out.reasons.push_back("expectation is TODO: a human must derive the EXPECT lines from DESIGN §4");
+    out.reasons.push_back(
+        "expectation is TODO: a human must derive the EXPECT lines from DESIGN §4");
   }
   if (header.problems.empty()) {
     for (auto& r : expectation_reasons) out.reasons.push_back(std::move(r));

@@ -18,8 +18,8 @@ namespace cds::replay {
 // One `# EXPECT-SCOPE:` line, or one scope found in a materialized program.
 struct ScopeLine {
   std::string function;
-  std::string name;     // comm_d0, ...
-  std::string devices;  // "all" or "[0, 1]" (DeviceSet::ToString spelling)
+  std::string name;                // comm_d0, ...
+  std::string devices;             // "all" or "[0, 1]" (DeviceSet::ToString spelling)
   std::vector<std::string> slots;  // logical alloc names, slot order
 
   bool operator==(const ScopeLine& other) const = default;
@@ -37,9 +37,9 @@ struct Header {
   ExpectKind kind = ExpectKind::kMissing;
   std::string source;
   std::vector<ScopeLine> scopes;
-  int error_line = 0;           // kError: 1-based line in the file
-  std::string error_substring;  // kError
-  std::string todo_note;        // kTodo: whatever follows "TODO"
+  int error_line = 0;                 // kError: 1-based line in the file
+  std::string error_substring;        // kError
+  std::string todo_note;              // kTodo: whatever follows "TODO"
   std::vector<std::string> problems;  // non-empty: the header is malformed
 };
 
@@ -73,7 +73,7 @@ struct Finding {
 
 struct Outcome {
   bool pass = false;
-  std::vector<std::string> reasons;      // why it failed, most important first
+  std::vector<std::string> reasons;  // why it failed, most important first
   std::vector<Finding> findings;
   std::vector<std::string> diagnostics;  // parse / pass errors, "FILE:LINE:COL: error: MSG"
 };

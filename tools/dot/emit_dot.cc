@@ -128,8 +128,9 @@ class FunctionPicture {
 
   std::string Role() const {
     std::string level = fn_.EffectiveLevel() ? std::string(LevelName(*fn_.EffectiveLevel())) : "?";
-    return fmt::format("{} {}", level,
-                       fn_.role ? std::string(RoleName(*fn_.role)) : std::string(FunctionTypeName(fn_.func_type)));
+    return fmt::format(
+        "{} {}", level,
+        fn_.role ? std::string(RoleName(*fn_.role)) : std::string(FunctionTypeName(fn_.func_type)));
   }
 
   std::string NewId(char kind) { return fmt::format("{}{}{}", prefix_, kind, counter_++); }
@@ -194,11 +195,12 @@ class FunctionPicture {
       std::string id = NewId('a');
       var_ids_[a.var.get()] = id;
       allocs_.push_back(id);
-      nodes_.push_back({fmt::format("{} [shape=box, style=\"filled\", fillcolor=\"white\", "
-                                    "label=\"{}\"];",
-                                    id, Escape(fmt::format("alloc {}\n{} B", name,
-                                                           size ? PrintNode(size) : "?"))),
-                        nullptr});
+      nodes_.push_back(
+          {fmt::format("{} [shape=box, style=\"filled\", fillcolor=\"white\", "
+                       "label=\"{}\"];",
+                       id,
+                       Escape(fmt::format("alloc {}\n{} B", name, size ? PrintNode(size) : "?"))),
+           nullptr});
       alloc_by_var_[a.var.get()] = nodes_.size() - 1;
       return;
     }
@@ -224,19 +226,21 @@ class FunctionPicture {
     if (!wb && !(call && call->OpName() == ops::kWindow)) return;  // not a view
     std::string id = NewId('v');
     var_ids_[a.var.get()] = id;
-    nodes_.push_back({fmt::format("{} [shape=ellipse, style=\"filled\", fillcolor=\"white\", "
-                                  "label=\"{}\"];",
-                                  id, Escape(fmt::format("{}\n{}{}", a.var->name_hint,
-                                                         TypeLabel(a.var->type),
-                                                         wb ? "" : "\n(no window_buffer)"))),
-                      wb});
+    nodes_.push_back(
+        {fmt::format("{} [shape=ellipse, style=\"filled\", fillcolor=\"white\", "
+                     "label=\"{}\"];",
+                     id,
+                     Escape(fmt::format("{}\n{}{}", a.var->name_hint, TypeLabel(a.var->type),
+                                        wb ? "" : "\n(no window_buffer)"))),
+         wb});
     if (wb && wb->base) {
       // The alloc joins the scope of its WindowBuffer.
       if (auto it = alloc_by_var_.find(wb->base.get()); it != alloc_by_var_.end()) {
         nodes_[it->second].wb = wb;
       }
     }
-    if (!from.empty()) edges_.push_back(fmt::format("{} -> {} [label=\"{}\"];", from, id, edge_label));
+    if (!from.empty())
+      edges_.push_back(fmt::format("{} -> {} [label=\"{}\"];", from, id, edge_label));
   }
 
   // Draws a dispatch or collective call; returns its node id ("" for other calls).
@@ -298,7 +302,8 @@ class FunctionPicture {
 }  // namespace
 
 std::string EmitDot(const ProgramPtr& materialized) {
-  std::string out = fmt::format("digraph \"{}\" {{\n", Escape(materialized ? materialized->name : ""));
+  std::string out =
+      fmt::format("digraph \"{}\" {{\n", Escape(materialized ? materialized->name : ""));
   out += "  rankdir=LR; compound=true; newrank=true;\n";
   out += "  graph [fontname=\"Helvetica\", fontsize=12, labeljust=\"l\"];\n";
   out += "  node [fontname=\"Helvetica\", fontsize=10, margin=\"0.08,0.04\"];\n";

@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   bool no_pipeline = false;
   app.add_option("file", input, "A .pyir program")->required()->check(CLI::ExistingFile);
   app.add_option("-o,--output", output, "DOT output file (default: stdout)");
-  app.add_option("--pipeline", pipeline, "Pass pipeline to run first (default: the default pipeline)");
+  app.add_option("--pipeline", pipeline,
+                 "Pass pipeline to run first (default: the default pipeline)");
   app.add_flag("--no-pipeline", no_pipeline, "Draw the file as it is (already materialized)");
   CLI11_PARSE(app, argc, argv);
 
