@@ -30,9 +30,18 @@ struct DeviceForm {
 std::vector<DeviceForm> Forms() {
   std::vector<DeviceForm> f;
   for (int64_t c = 0; c < 16; ++c) f.push_back({DeviceForm::kConst, c, 0});
-  for (auto [a, b] : std::vector<std::pair<int64_t, int64_t>>{
-           {0, 2}, {0, 4}, {0, 8}, {2, 6}, {4, 8}, {8, 16}, {1, 3}, {3, 5}, {5, 9}, {0, 16},
-           {6, 12}, {10, 14}}) {
+  for (auto [a, b] : std::vector<std::pair<int64_t, int64_t>>{{0, 2},
+                                                              {0, 4},
+                                                              {0, 8},
+                                                              {2, 6},
+                                                              {4, 8},
+                                                              {8, 16},
+                                                              {1, 3},
+                                                              {3, 5},
+                                                              {5, 9},
+                                                              {0, 16},
+                                                              {6, 12},
+                                                              {10, 14}}) {
     f.push_back({DeviceForm::kRange, a, b});
   }
   f.push_back({DeviceForm::kAll, 0, 0});
@@ -64,11 +73,12 @@ BigProgram BuildHostProgram(int64_t statements) {
   std::unordered_set<size_t> forms_used;
   for (int64_t k = 0; k < blocks; ++k) {
     const std::string buf_name = fmt::format("buf_{}", k);
-    CallPtr alloc = MakeOpCall(ops::kAllocWindowBuffer, {Mul(Int(256), Int(4))},
-                               {{"name", buf_name}});
+    CallPtr alloc =
+        MakeOpCall(ops::kAllocWindowBuffer, {Mul(Int(256), Int(4))}, {{"name", buf_name}});
     VarPtr buf = MakeVar(buf_name, alloc->type);
     body.push_back(Assign(buf, alloc));
-    CallPtr window = MakeOpCall(ops::kWindow, {buf, Tuple(Shape({256}))}, {{"dtype", DataType::kFP32}});
+    CallPtr window =
+        MakeOpCall(ops::kWindow, {buf, Tuple(Shape({256}))}, {{"dtype", DataType::kFP32}});
     VarPtr view = MakeVar(fmt::format("v_{}", k), window->type);
     body.push_back(Assign(view, window));
 
@@ -78,7 +88,8 @@ BigProgram BuildHostProgram(int64_t statements) {
     switch (form.kind) {
       case DeviceForm::kConst:
         body.push_back(dispatch(view, Int(form.a)));
-        body.push_back(Assign(MakeVar(fmt::format("n_{}", k), ScalarTy(DataType::kIndex)), WorldSize()));
+        body.push_back(
+            Assign(MakeVar(fmt::format("n_{}", k), ScalarTy(DataType::kIndex)), WorldSize()));
         break;
       case DeviceForm::kPair:
         body.push_back(dispatch(view, Int(form.a)));
@@ -96,7 +107,8 @@ BigProgram BuildHostProgram(int64_t statements) {
 
     VarPtr s = MakeVar(fmt::format("s_{}", k), ScalarTy(DataType::kInt64));
     body.push_back(Assign(s, Add(Mul(Int(k), Int(2)), Int(1))));
-    CallPtr create = MakeOpCall(ops::kTensorCreate, {Tuple(Shape({16, 16}))}, {{"dtype", DataType::kFP32}});
+    CallPtr create =
+        MakeOpCall(ops::kTensorCreate, {Tuple(Shape({16, 16}))}, {{"dtype", DataType::kFP32}});
     VarPtr t = MakeVar(fmt::format("t_{}", k), create->type);
     body.push_back(Assign(t, create));
     CallPtr add = MakeOpCall(ops::kTensorAdd, {t, t});
@@ -106,18 +118,20 @@ BigProgram BuildHostProgram(int64_t statements) {
     VarPtr e = MakeVar(fmt::format("e_{}", k), ScalarTy(DataType::kInt64));
     body.push_back(Assign(e, Binary(BinaryOp::kSub, s, Int(1))));
     if (k % 10 == 9) {
-      body.push_back(Eval(MakeOpCall(ops::kAllReduce, {alias}, {{"op", EnumAttr{"pld.ReduceOp.Sum"}}})));
+      body.push_back(
+          Eval(MakeOpCall(ops::kAllReduce, {alias}, {{"op", EnumAttr{"pld.ReduceOp.Sum"}}})));
     } else {
-      body.push_back(Assign(MakeVar(fmt::format("f_{}", k), ScalarTy(DataType::kInt64)), Mul(e, Int(2))));
+      body.push_back(
+          Assign(MakeVar(fmt::format("f_{}", k), ScalarTy(DataType::kInt64)), Mul(e, Int(2))));
     }
   }
   out.allocs = blocks;
   out.device_sets = static_cast<int64_t>(forms_used.size());
   for (const auto& st : body) out.statements += st->kind() == NodeKind::kForStmt ? 2 : 1;
 
-  auto host = std::make_shared<Function>("host_orch", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
-                                         std::vector<TypePtr>{}, Seq(std::move(body)), FunctionType::kOpaque,
-                                         Level::kHost, Role::kOrchestrator);
+  auto host = std::make_shared<Function>(
+      "host_orch", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
+      Seq(std::move(body)), FunctionType::kOpaque, Level::kHost, Role::kOrchestrator);
   out.program = std::make_shared<Program>("Big", std::vector<VarPtr>{},
                                           std::vector<FunctionPtr>{chip_fn, host});
   return out;

@@ -12,8 +12,8 @@ namespace cds::bench {
 
 struct BigProgram {
   ir::ProgramPtr program;
-  int64_t statements = 0;  // non-SeqStmts statements of the host body, nested ones included
-  int64_t allocs = 0;      // written allocs (SynthesizeAllReduceSignals adds more)
+  int64_t statements = 0;   // non-SeqStmts statements of the host body, nested ones included
+  int64_t allocs = 0;       // written allocs (SynthesizeAllReduceSignals adds more)
   int64_t device_sets = 0;  // distinct merged device sets, i.e. comm domains expected
 };
 

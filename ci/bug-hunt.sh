@@ -106,14 +106,31 @@ run_detector() {
       timeout $((CAP + 30)) "$bin" --seconds "$CAP" >"$work/log" 2>&1 || rc=$?
       ;;
     fuzz_pipeline|fuzz_text_mutate)
-      local opts=()
+      local opts=() k v
       [[ -f "$ROOT/corpus/$d.dict" ]] && opts+=("-dict=$ROOT/corpus/$d.dict")
+      if [[ -f "$ROOT/corpus/$d.options" ]]; then
+        while IFS='=' read -r k v; do
+          k=$(echo "$k" | xargs); v=$(echo "${v:-}" | xargs)
+          [[ -n "$k" && "$k" != \[* && "$k" != \#* && "$k" != dict ]] && opts+=("-$k=$v")
+        done <"$ROOT/corpus/$d.options"
+      fi
       timeout $((CAP + 30)) "$bin" "$work/corpus" "$ROOT/corpus/$d" "${opts[@]}" -max_total_time="$CAP" \
         -artifact_prefix="$work/artifacts/" -timeout=10 -rss_limit_mb=4096 >"$work/log" 2>&1 || rc=$?
       ;;
     prop_test)
-      RC_PARAMS="max_success=1000000" timeout "$CAP" "$bin" >"$work/log" 2>&1 || rc=$?
-      [[ $rc == 124 ]] && rc=0  # ran out of time without a failure
+      # The suite at its default budgets, again and again with new seeds, so every
+      # property gets its turn before the cap (one huge max_success would keep the
+      # first property busy for the whole budget).
+      local deadline=$(( $(date +%s) + CAP )) seed=0 left
+      : >"$work/log"
+      while left=$((deadline - $(date +%s))); ((left > 0)); do
+        seed=$((seed + 1))
+        RC_PARAMS="seed=$seed" timeout "$left" "$bin" >>"$work/log" 2>&1 || rc=$?
+        if ((rc != 0)); then
+          [[ $rc == 124 ]] && rc=0  # ran out of time without a failure
+          break
+        fi
+      done
       ;;
   esac
   t1=$(date +%s.%N)
@@ -131,7 +148,7 @@ for k in "${BUG_LIST[@]}"; do
   for d in "${DET[@]}"; do
     r=$(run_detector "$k" "$d")
     RESULT[$k,$d]=$r
-    what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: AddressSanitizer: [a-z-]+|[A-Za-z_.]+ Failure' \
+    what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: AddressSanitizer: [a-z-]+|\[  FAILED  \] [A-Za-z_./0-9]+' \
       "$OUT/run/$k/$d/log" | head -1 || true)
     log "bug $k: $d -> ${r}${what:+ s ($what)}"
     echo "$what" >"$OUT/run/$k/$d/what"

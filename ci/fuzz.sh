@@ -110,7 +110,7 @@ for t in "${TARGET_LIST[@]}"; do
       kill -0 "$pid" 2>/dev/null || break
       sleep 1
     done
-    line=$(grep -aE '^#[0-9]+' "$work/fuzz.log" | tail -1 | cut -c1-120)
+    line=$( (grep -aE '^#[0-9]+' "$work/fuzz.log" || true) | tail -1 | cut -c1-120)
     [[ -n "$line" ]] && log "$t: $line"
   done
   wait "$pid"
@@ -118,17 +118,17 @@ for t in "${TARGET_LIST[@]}"; do
   set -e
   # Executions: the final stats in plain mode; the last status line in fork mode
   # (workers print their own stats, the parent only status lines).
-  execs=$(grep -ah 'stat::number_of_executed_units' "$work/fuzz.log" | awk '{s+=$2} END {print s+0}')
-  last=$(grep -aE '^#[0-9]+' "$work/fuzz.log" | tail -1 || true)
+  execs=$( (grep -ah 'stat::number_of_executed_units' "$work/fuzz.log" || true) | awk '{s+=$2} END {print s+0}')
+  last=$( (grep -aE '^#[0-9]+' "$work/fuzz.log" || true) | tail -1)
   if ((JOBS > 1)) || [[ "$execs" == 0 ]]; then
     execs=$(sed -E 's/^#([0-9]+).*/\1/' <<<"${last:-#0}")
   fi
   EXECS[$t]=$execs
-  secs=$(grep -ah 'Done [0-9]* runs in' "$work/fuzz.log" | tail -1 | sed -E 's/.* in ([0-9]+) second.*/\1/' || true)
+  secs=$( (grep -ah 'Done [0-9]* runs in' "$work/fuzz.log" || true) | tail -1 | sed -E 's/.* in ([0-9]+) second.*/\1/')
   [[ -z "$secs" || "$secs" == 0 ]] && secs=$SECONDS_PER_TARGET
   RATE[$t]=$((execs / secs))
-  COV[$t]=$(grep -oE 'cov: [0-9]+' <<<"$last" | awk '{print $2}' || true)
-  FT[$t]=$(grep -oE 'ft: [0-9]+' <<<"$last" | awk '{print $2}' || true)
+  COV[$t]=$( (grep -oE 'cov: [0-9]+' <<<"$last" || true) | awk '{print $2}')
+  FT[$t]=$( (grep -oE 'ft: [0-9]+' <<<"$last" || true) | awk '{print $2}')
   # Fold this run's new inputs into the working corpus, keeping only coverage gains.
   "$bin" -merge=1 "$corpus" "$fresh" "${opts[@]}" >"$work/merge.log" 2>&1 || true
   rm -rf "$fresh"
@@ -145,8 +145,8 @@ for t in "${TARGET_LIST[@]}"; do
   fi
   for c in $crashes; do
     FINDINGS=$((FINDINGS + 1))
-    what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: (AddressSanitizer|libFuzzer|UndefinedBehaviorSanitizer): [a-z-]+' \
-      "$work/fuzz.log" | head -1 || true)
+    what=$( (grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: (AddressSanitizer|libFuzzer|UndefinedBehaviorSanitizer): [a-z-]+' \
+      "$work/fuzz.log" || true) | head -1)
     log "$t: FINDING $(basename "$c"): ${what:-see $work/fuzz.log}"
     min="$c.min"
     "$bin" -minimize_crash=1 -runs=20000 -exact_artifact_path="$min" "$c" >"$c.minimize.log" 2>&1 || true

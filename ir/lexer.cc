@@ -1,5 +1,7 @@
 #include "ir/lexer.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "ir/error.h"
@@ -86,41 +88,54 @@ void Lexer::Fail(size_t at, const std::string& msg) const {
   throw ValueError(msg, Span{file_, line_, ColOf(at)});
 }
 
-Token Lexer::Make(Tok k, size_t begin, size_t end) const {
-  return Token{k, src_.substr(begin, end - begin), line_, ColOf(begin)};
-}
-
-void Lexer::Fill() {
-  int slot = (head_ + count_) % kLookahead;
-  buf_[slot] = Lex();
-  ++count_;
-}
-
 namespace {
-bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c); }
+// Character classes by table: one load per byte in the identifier and
+// indentation loops instead of a chain of range compares.
+enum : uint8_t { kIdentStart = 1, kDigit = 2 };
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[static_cast<size_t>(c)] = kIdentStart;
+  for (int c = 'A'; c <= 'Z'; ++c) t[static_cast<size_t>(c)] = kIdentStart;
+  t['_'] = kIdentStart;
+  for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = kDigit;
+  return t;
+}();
+inline uint8_t ClassOf(char c) { return kCharClass[static_cast<unsigned char>(c)]; }
+inline bool IsIdentStart(char c) { return ClassOf(c) == kIdentStart; }
+inline bool IsDigit(char c) { return ClassOf(c) == kDigit; }
+inline bool IsIdentChar(char c) { return ClassOf(c) != 0; }
 }  // namespace
 
 // At the start of a logical line: skips blank and comment-only lines, then
-// compares the indentation with the stack. Sets *produced when it returns a token.
-Token Lexer::LexIndentation(bool* produced) {
-  *produced = false;
+// compares the indentation with the stack. Returns true when it produced a token.
+bool Lexer::LexIndentation(Token& out) {
+  const char* data = src_.data();
+  const size_t size = src_.size();
   while (true) {
     size_t p = pos_;
-    while (p < src_.size() && (src_[p] == ' ' || src_[p] == '\r' || src_[p] == '\f')) ++p;
-    if (p < src_.size() && src_[p] == '\t') {
+    int32_t width = 0;  // only spaces count (a stray '\r' or form feed is whitespace)
+    while (p < size) {
+      char c = data[p];
+      if (c == ' ') {
+        ++width;
+      } else if (c != '\r' && c != '\f') {
+        break;
+      }
+      ++p;
+    }
+    if (p < size && data[p] == '\t') {
       pos_ = p;
       Fail(p, "tab in indentation; indent with spaces");
     }
-    if (p >= src_.size()) {
+    if (p >= size) {
       pos_ = p;
-      return {};
+      return false;
     }
-    if (src_[p] == '\n' || src_[p] == '#') {
+    if (data[p] == '\n' || data[p] == '#') {
       // Blank or comment-only line: no indentation meaning.
-      while (p < src_.size() && src_[p] != '\n') ++p;
-      if (p < src_.size()) {
+      const void* nl = std::memchr(data + p, '\n', size - p);
+      p = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
+      if (p < size) {
         ++p;
         ++line_;
         line_start_ = p;
@@ -128,10 +143,6 @@ Token Lexer::LexIndentation(bool* produced) {
       pos_ = p;
       continue;
     }
-    int32_t width = static_cast<int32_t>(p - pos_);
-    // Count only spaces (a stray '\r' or form feed is whitespace, not indent).
-    width = 0;
-    for (size_t q = pos_; q < p; ++q) width += src_[q] == ' ' ? 1 : 0;
     pos_ = p;
     at_line_start_ = false;
     if (width > indents_.back()) {
@@ -140,8 +151,8 @@ Token Lexer::LexIndentation(bool* produced) {
                             limits_.max_nesting_depth));
       }
       indents_.push_back(width);
-      *produced = true;
-      return Token{Tok::kIndent, src_.substr(p, 0), line_, ColOf(p)};
+      Set(out, Tok::kIndent, p, p);
+      return true;
     }
     if (width < indents_.back()) {
       int pops = 0;
@@ -151,86 +162,92 @@ Token Lexer::LexIndentation(bool* produced) {
       }
       if (width != indents_.back()) Fail(p, "unindent does not match any outer indentation level");
       pending_dedents_ = pops - 1;
-      *produced = true;
-      return Token{Tok::kDedent, src_.substr(p, 0), line_, ColOf(p)};
+      Set(out, Tok::kDedent, p, p);
+      return true;
     }
-    return {};
+    return false;
   }
 }
 
-Token Lexer::Lex() {
+void Lexer::Lex(Token& out) {
   if (pending_dedents_ > 0) {
     --pending_dedents_;
-    return Token{Tok::kDedent, src_.substr(pos_, 0), line_, ColOf(pos_)};
+    Set(out, Tok::kDedent, pos_, pos_);
+    return;
   }
   if (at_line_start_ && paren_depth_ == 0) {
-    bool produced = false;
-    Token t = LexIndentation(&produced);
-    if (produced) return t;
+    if (LexIndentation(out)) return;
   }
+  const char* data = src_.data();
+  const size_t size = src_.size();
   while (true) {
-    if (pos_ >= src_.size()) {
+    if (pos_ >= size) {
       if (line_has_token_) {
         line_has_token_ = false;
-        return Token{Tok::kNewline, src_.substr(pos_, 0), line_, ColOf(pos_)};
+        Set(out, Tok::kNewline, pos_, pos_);
+        return;
       }
       if (indents_.size() > 1) {
         indents_.pop_back();
-        return Token{Tok::kDedent, src_.substr(pos_, 0), line_, ColOf(pos_)};
+        Set(out, Tok::kDedent, pos_, pos_);
+        return;
       }
-      return Token{Tok::kEof, src_.substr(pos_, 0), line_, ColOf(pos_)};
+      Set(out, Tok::kEof, pos_, pos_);
+      return;
     }
-    char c = src_[pos_];
+    char c = data[pos_];
     if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
       ++pos_;
       continue;
     }
+    const size_t b = pos_;
+    if (IsIdentStart(c)) {
+      line_has_token_ = true;
+      size_t p = pos_ + 1;
+      while (p < size && IsIdentChar(data[p])) ++p;
+      pos_ = p;
+      Set(out, Tok::kName, b, p);
+      return;
+    }
     if (c == '#') {
-      while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
+      const void* nl = std::memchr(data + pos_, '\n', size - pos_);
+      pos_ = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
       continue;
     }
-    if (c == '\\' && pos_ + 1 < src_.size() && (src_[pos_ + 1] == '\n' || src_[pos_ + 1] == '\r')) {
+    if (c == '\\' && pos_ + 1 < size && (data[pos_ + 1] == '\n' || data[pos_ + 1] == '\r')) {
       pos_ += 1;
-      if (src_[pos_] == '\r') ++pos_;
-      if (pos_ < src_.size() && src_[pos_] == '\n') ++pos_;
+      if (data[pos_] == '\r') ++pos_;
+      if (pos_ < size && data[pos_] == '\n') ++pos_;
       ++line_;
       line_start_ = pos_;
       continue;
     }
     if (c == '\n') {
-      Token t{Tok::kNewline, src_.substr(pos_, 1), line_, ColOf(pos_)};
+      Set(out, Tok::kNewline, pos_, pos_ + 1);
       ++pos_;
       ++line_;
       line_start_ = pos_;
       if (paren_depth_ > 0) continue;
       at_line_start_ = true;
       if (!line_has_token_) {
-        bool produced = false;
-        Token ind = LexIndentation(&produced);
-        if (produced) return ind;
+        if (LexIndentation(out)) return;
         continue;
       }
       line_has_token_ = false;
-      return t;
+      return;
     }
     line_has_token_ = true;
-    size_t b = pos_;
-    if (IsIdentStart(c)) {
-      while (pos_ < src_.size() && IsIdentChar(src_[pos_])) ++pos_;
-      return Make(Tok::kName, b, pos_);
+    if (IsDigit(c) || (c == '.' && pos_ + 1 < size && IsDigit(data[pos_ + 1]))) {
+      LexNumber(out, b);
+      return;
     }
-    if (IsDigit(c) || (c == '.' && pos_ + 1 < src_.size() && IsDigit(src_[pos_ + 1])))
-      return LexNumber(b);
-    if (c == '"' || c == '\'') return LexString(b);
-    auto one = [&](Tok k) {
-      ++pos_;
-      return Make(k, b, pos_);
-    };
-    auto two = [&](Tok k) {
-      pos_ += 2;
-      return Make(k, b, pos_);
-    };
-    char n = pos_ + 1 < src_.size() ? src_[pos_ + 1] : '\0';
+    if (c == '"' || c == '\'') {
+      LexString(out, b);
+      return;
+    }
+    char n = pos_ + 1 < size ? data[pos_ + 1] : '\0';
+    Tok k;
+    size_t len = 1;
     switch (c) {
       case '(':
       case '[':
@@ -239,57 +256,112 @@ Token Lexer::Lex() {
           Fail(b, fmt::format("brackets nested deeper than {} levels (limit max_nesting_depth)",
                               limits_.max_nesting_depth));
         }
-        return one(c == '(' ? Tok::kLParen : c == '[' ? Tok::kLBracket : Tok::kLBrace);
+        k = c == '(' ? Tok::kLParen : c == '[' ? Tok::kLBracket : Tok::kLBrace;
+        break;
       case ')':
       case ']':
       case '}':
         if (paren_depth_ > 0) --paren_depth_;
-        return one(c == ')' ? Tok::kRParen : c == ']' ? Tok::kRBracket : Tok::kRBrace);
+        k = c == ')' ? Tok::kRParen : c == ']' ? Tok::kRBracket : Tok::kRBrace;
+        break;
       case ',':
-        return one(Tok::kComma);
+        k = Tok::kComma;
+        break;
       case ':':
-        return one(Tok::kColon);
+        k = Tok::kColon;
+        break;
       case '.':
-        return one(Tok::kDot);
+        k = Tok::kDot;
+        break;
       case ';':
-        return one(Tok::kSemicolon);
+        k = Tok::kSemicolon;
+        break;
       case '@':
-        return one(Tok::kAt);
+        k = Tok::kAt;
+        break;
       case '+':
-        return one(Tok::kPlus);
+        k = Tok::kPlus;
+        break;
       case '*':
-        return one(Tok::kStar);
+        k = Tok::kStar;
+        break;
       case '%':
-        return one(Tok::kPercent);
+        k = Tok::kPercent;
+        break;
       case '-':
-        return n == '>' ? two(Tok::kArrow) : one(Tok::kMinus);
+        k = n == '>' ? Tok::kArrow : Tok::kMinus;
+        len = n == '>' ? 2 : 1;
+        break;
       case '/':
-        return n == '/' ? two(Tok::kSlashSlash) : one(Tok::kSlash);
+        k = n == '/' ? Tok::kSlashSlash : Tok::kSlash;
+        len = n == '/' ? 2 : 1;
+        break;
       case '<':
-        return n == '=' ? two(Tok::kLe) : one(Tok::kLt);
+        k = n == '=' ? Tok::kLe : Tok::kLt;
+        len = n == '=' ? 2 : 1;
+        break;
       case '>':
-        return n == '=' ? two(Tok::kGe) : one(Tok::kGt);
+        k = n == '=' ? Tok::kGe : Tok::kGt;
+        len = n == '=' ? 2 : 1;
+        break;
       case '=':
-        return n == '=' ? two(Tok::kEqEq) : one(Tok::kAssign);
+        k = n == '=' ? Tok::kEqEq : Tok::kAssign;
+        len = n == '=' ? 2 : 1;
+        break;
       case '!':
-        if (n == '=') return two(Tok::kNe);
+        if (n != '=') BadChar(b);
+        k = Tok::kNe;
+        len = 2;
         break;
       default:
-        break;
+        BadChar(b);
     }
-    auto uc = static_cast<unsigned char>(c);
-    if (uc >= 0x80) {
-      Fail(b,
-           fmt::format(
-               "unexpected byte 0x{:02X} (non-ASCII text is only allowed in strings and comments)",
-               uc));
-    }
-    if (uc < 0x20 || uc == 0x7f) Fail(b, fmt::format("unexpected control character 0x{:02X}", uc));
-    Fail(b, fmt::format("unexpected character '{}'", c));
+    pos_ += len;
+    Set(out, k, b, pos_);
+    return;
   }
 }
 
-Token Lexer::LexNumber(size_t b) {
+void Lexer::BadChar(size_t b) const {
+  char c = src_[b];
+  auto uc = static_cast<unsigned char>(c);
+  if (uc >= 0x80) {
+    Fail(b, fmt::format(
+                "unexpected byte 0x{:02X} (non-ASCII text is only allowed in strings and comments)",
+                uc));
+  }
+  if (uc < 0x20 || uc == 0x7f) Fail(b, fmt::format("unexpected control character 0x{:02X}", uc));
+  Fail(b, fmt::format("unexpected character '{}'", c));
+}
+
+bool Lexer::SkipBlock(Token* eof) {
+  int depth = 1;
+  // Drain the lookahead first; then lex straight into one scratch token.
+  while (count_ > 0) {
+    Token t = Next();
+    if (t.kind == Tok::kIndent) ++depth;
+    if (t.kind == Tok::kDedent) --depth;
+    if (t.kind == Tok::kEof) {
+      *eof = t;
+      return false;
+    }
+    if (depth == 0) return true;
+  }
+  Token t;
+  while (true) {
+    Lex(t);
+    if (t.kind == Tok::kIndent) {
+      ++depth;
+    } else if (t.kind == Tok::kDedent) {
+      if (--depth == 0) return true;
+    } else if (t.kind == Tok::kEof) {
+      *eof = t;
+      return false;
+    }
+  }
+}
+
+void Lexer::LexNumber(Token& out, size_t b) {
   bool is_float = false;
   while (pos_ < src_.size() && IsDigit(src_[pos_])) ++pos_;
   if (pos_ < src_.size() && src_[pos_] == '.') {
@@ -309,10 +381,10 @@ Token Lexer::LexNumber(size_t b) {
   if (pos_ < src_.size() && IsIdentStart(src_[pos_])) {
     Fail(pos_, fmt::format("invalid number literal '{}'", src_.substr(b, pos_ + 1 - b)));
   }
-  return Make(is_float ? Tok::kFloat : Tok::kInt, b, pos_);
+  Set(out, is_float ? Tok::kFloat : Tok::kInt, b, pos_);
 }
 
-Token Lexer::LexString(size_t b) {
+void Lexer::LexString(Token& out, size_t b) {
   char q = src_[pos_];
   bool triple = pos_ + 2 < src_.size() && src_[pos_ + 1] == q && src_[pos_ + 2] == q;
   int32_t start_line = line_;
@@ -355,7 +427,10 @@ Token Lexer::LexString(size_t b) {
     ++pos_;
   }
   if (pos_ > src_.size()) pos_ = src_.size();
-  return Token{Tok::kString, src_.substr(b, pos_ - b), start_line, start_col};
+  out.kind = Tok::kString;
+  out.text = src_.substr(b, pos_ - b);
+  out.line = start_line;
+  out.col = start_col;
 }
 
 std::string Lexer::DecodeString(std::string_view raw) {

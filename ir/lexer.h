@@ -74,18 +74,24 @@ class Lexer {
         LexerLimits limits);
 
   // k < kLookahead tokens of lookahead.
-  static constexpr int kLookahead = 8;
+  static constexpr int kLookahead = 8;  // a power of two
+  static_assert((kLookahead & (kLookahead - 1)) == 0);
   const Token& Peek(int k = 0) {
     while (count_ <= k) Fill();
-    return buf_[(head_ + k) % kLookahead];
+    return buf_[(head_ + k) & (kLookahead - 1)];
   }
   Token Next() {
     if (count_ == 0) Fill();
     Token t = buf_[head_];
-    head_ = (head_ + 1) % kLookahead;
+    head_ = (head_ + 1) & (kLookahead - 1);
     --count_;
     return t;
   }
+
+  // Consumes the rest of an indented block whose INDENT was consumed, up to and
+  // including its DEDENT. Same tokens and errors as calling Next() that long;
+  // `eof` receives the end-of-input token if the input ends first.
+  bool SkipBlock(Token* eof);
 
   Span SpanAt(int32_t line, int32_t col) const { return Span{file_, line, col}; }
   Span SpanOf(const Token& t) const { return Span{file_, t.line, t.col}; }
@@ -95,14 +101,25 @@ class Lexer {
   static std::string DecodeString(std::string_view raw);
 
  private:
-  void Fill();
-  Token Lex();
-  Token Make(Tok k, size_t begin, size_t end) const;
+  void Fill() {
+    Lex(buf_[(head_ + count_) & (kLookahead - 1)]);
+    ++count_;
+  }
+  // Writes the next token in place: returning a Token by value cost a
+  // store-forwarding stall per token when the caller copied it into the buffer.
+  void Lex(Token& out);
+  void Set(Token& out, Tok k, size_t begin, size_t end) const {
+    out.kind = k;
+    out.text = std::string_view(src_.data() + begin, end - begin);
+    out.line = line_;
+    out.col = ColOf(begin);
+  }
   [[noreturn]] void Fail(size_t at, const std::string& msg) const;
+  [[noreturn]] void BadChar(size_t at) const;
   int32_t ColOf(size_t at) const { return static_cast<int32_t>(at - line_start_) + 1; }
-  Token LexIndentation(bool* produced);
-  Token LexString(size_t begin);
-  Token LexNumber(size_t begin);
+  bool LexIndentation(Token& out);  // true when it produced a token
+  void LexString(Token& out, size_t begin);
+  void LexNumber(Token& out, size_t begin);
 
   std::string_view src_;
   std::shared_ptr<const std::string> file_;

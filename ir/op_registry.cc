@@ -22,7 +22,7 @@ bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == Nod
 
 // Host collectives take window views; an argument of unknown type (the result of
 // an opaque call in a whole program) is let through, the pass judges it.
-void RequireWindow(const std::string& op, const char* role, const ExprPtr& e, const Span& span, bool signal) {
+void RequireWindow(std::string_view op, const char* role, const ExprPtr& e, const Span& span, bool signal) {
   if (IsUnknown(e)) return;
   const DistributedTensorType* t = AsDist(e);
   if (!t) throw ValueError(fmt::format("{}: {} must be a pld.DistributedTensor window view", op, role), span);
@@ -32,7 +32,7 @@ void RequireWindow(const std::string& op, const char* role, const ExprPtr& e, co
   }
 }
 
-DataType RequireDTypeKwarg(const std::string& op, const KwargList& kwargs, const Span& span) {
+DataType RequireDTypeKwarg(std::string_view op, const KwargList& kwargs, const Span& span) {
   const AttrValue* v = FindKwarg(kwargs, "dtype");
   if (!v || !std::holds_alternative<DataType>(*v)) {
     throw ValueError(fmt::format("{}: dtype= must be a data type such as pl.FP32", op), span);
@@ -40,7 +40,7 @@ DataType RequireDTypeKwarg(const std::string& op, const KwargList& kwargs, const
   return std::get<DataType>(*v);
 }
 
-const MakeTuple* RequireShape(const std::string& op, const ExprPtr& e, const Span& span) {
+const MakeTuple* RequireShape(std::string_view op, const ExprPtr& e, const Span& span) {
   if (!e || e->kind() != NodeKind::kMakeTuple) {
     throw ValueError(fmt::format("{}: expected a shape list such as [256]", op), span);
   }
@@ -53,7 +53,7 @@ const MakeTuple* RequireShape(const std::string& op, const ExprPtr& e, const Spa
   return shape;
 }
 
-void RequireEnumKwarg(const std::string& op, const KwargList& kwargs, const char* name, const Span& span) {
+void RequireEnumKwarg(std::string_view op, const KwargList& kwargs, const char* name, const Span& span) {
   const AttrValue* v = FindKwarg(kwargs, name);
   if (v && !std::holds_alternative<EnumAttr>(*v)) {
     throw ValueError(fmt::format("{}: {}= must be an enum value such as pld.ReduceOp.Sum", op, name), span);
@@ -62,7 +62,7 @@ void RequireEnumKwarg(const std::string& op, const KwargList& kwargs, const char
 
 // The source of an allgather may be a local tensor (PyPTO's chip orchestrators
 // gather a pl.Tensor into a window); the target and signal must be windows.
-void RequireSource(const std::string& op, const ExprPtr& e, const Span& span) {
+void RequireSource(std::string_view op, const ExprPtr& e, const Span& span) {
   if (e && e->type && e->type->kind() == NodeKind::kTensorType) return;
   RequireWindow(op, "input", e, span, false);
 }
@@ -78,27 +78,27 @@ OpRegistry::OpRegistry() {
   };
   add({std::string(ops::kAllocWindowBuffer), 1, 1, {"name", "dtype"}, {},
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
-         const std::string op(ops::kAllocWindowBuffer);
+         const std::string_view op(ops::kAllocWindowBuffer);
          if (a[0]->kind() == NodeKind::kMakeTuple) {
            RequireShape(op, a[0], span);
            RequireDTypeKwarg(op, kw, span);
          } else {
-           if (FindKwarg(kw, "dtype")) throw ValueError(op + ": dtype= is only allowed with a shape list", span);
+           if (FindKwarg(kw, "dtype")) throw ValueError(fmt::format("{}: dtype= is only allowed with a shape list", op), span);
            const auto* t = a[0]->type->kind() == NodeKind::kScalarType
                                ? static_cast<const ScalarType*>(a[0]->type.get()) : nullptr;
-           if (!t || !IsInteger(t->dtype)) throw ValueError(op + ": size must be an integer scalar (bytes)", span);
+           if (!t || !IsInteger(t->dtype)) throw ValueError(fmt::format("{}: size must be an integer scalar (bytes)", op), span);
          }
          const AttrValue* name = FindKwarg(kw, "name");
          if (name && !std::holds_alternative<std::string>(*name)) {
-           throw ValueError(op + ": name= must be a string", span);
+           throw ValueError(fmt::format("{}: name= must be a string", op), span);
          }
          return PtrType::Get();
        }});
   add({std::string(ops::kWindow), 2, 2, {"dtype"}, {"dtype"},
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
-         const std::string op(ops::kWindow);
+         const std::string_view op(ops::kWindow);
          if (!IsUnknown(a[0]) && a[0]->type->kind() != NodeKind::kPtrType) {
-           throw ValueError(op + ": first argument must be a window buffer pointer (pl.Ptr)", span);
+           throw ValueError(fmt::format("{}: first argument must be a window buffer pointer (pl.Ptr)", op), span);
          }
          const MakeTuple* shape = RequireShape(op, a[1], span);
          return DistTensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
@@ -108,35 +108,35 @@ OpRegistry::OpRegistry() {
   // mode= ("ring", "mesh") picks PyPTO's algorithm; it does not change the type.
   add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num", "mode"}, {},
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
-         const std::string op(ops::kAllReduce);
+         const std::string_view op(ops::kAllReduce);
          RequireWindow(op, "data", a[0], span, false);
          if (a.size() == 2) RequireWindow(op, "signal", a[1], span, true);
          RequireEnumKwarg(op, kw, "op", span);
          const AttrValue* cn = FindKwarg(kw, "core_num");
-         if (cn && !std::holds_alternative<int64_t>(*cn)) throw ValueError(op + ": core_num= must be an integer", span);
+         if (cn && !std::holds_alternative<int64_t>(*cn)) throw ValueError(fmt::format("{}: core_num= must be an integer", op), span);
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kBroadcast), 2, 2, {"root"}, {},
        [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
-         const std::string op(ops::kBroadcast);
+         const std::string_view op(ops::kBroadcast);
          RequireWindow(op, "data", a[0], span, false);
          RequireWindow(op, "signal", a[1], span, true);
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kReduceScatter), 2, 2, {"op"}, {},
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
-         const std::string op(ops::kReduceScatter);
+         const std::string_view op(ops::kReduceScatter);
          RequireWindow(op, "data", a[0], span, false);
          RequireWindow(op, "signal", a[1], span, true);
          RequireEnumKwarg(op, kw, "op", span);
          if (const auto* t = AsDist(a[0]); t && t->shape.size() != 2) {
-           throw ValueError(op + ": data must be a 2-D window view", span);
+           throw ValueError(fmt::format("{}: data must be a 2-D window view", op), span);
          }
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kBarrier), 1, 1, {}, {},
        [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
-         RequireWindow(std::string(ops::kBarrier), "signal", a[0], span, true);
+         RequireWindow(ops::kBarrier, "signal", a[0], span, true);
          return UnknownType::Get();
        }});
   // defer=True (allgather) completes the gather later, in a deps= successor task.
@@ -145,7 +145,7 @@ OpRegistry::OpRegistry() {
     if (name == ops::kAllGather) kwargs.push_back("defer");
     add({std::string(name), 3, 3, kwargs, {},
          [name](const Args& a, const KwargList&, const Span& span) -> TypePtr {
-           const std::string op(name);
+           const std::string_view op(name);
            if (name == ops::kAllGather) {
              RequireSource(op, a[0], span);
            } else {
@@ -158,7 +158,7 @@ OpRegistry::OpRegistry() {
   }
   add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {},
        [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
-         const std::string op(ops::kAllToAllV);
+         const std::string_view op(ops::kAllToAllV);
          RequireWindow(op, "input", a[0], span, false);
          RequireWindow(op, "target", a[1], span, false);
          RequireWindow(op, "signal", a[2], span, true);
@@ -167,7 +167,7 @@ OpRegistry::OpRegistry() {
        }});
   add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"},
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
-         const std::string op(ops::kTensorCreate);
+         const std::string_view op(ops::kTensorCreate);
          const MakeTuple* shape = RequireShape(op, a[0], span);
          return TensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
        }});

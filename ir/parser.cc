@@ -25,16 +25,116 @@ struct StringHash {
 template <typename V>
 using NameMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
-bool IsKeyword(std::string_view s) {
-  static constexpr std::string_view kWords[] = {
-      "and",    "as",   "assert", "async",  "await",    "break", "class", "continue", "def",
-      "del",    "elif", "else",   "except", "finally",  "for",   "from",  "global",   "if",
-      "import", "in",   "is",     "lambda", "nonlocal", "not",   "or",    "pass",     "raise",
-      "return", "try",  "while",  "with",   "yield",    "True",  "False", "None"};
-  for (auto w : kWords) {
-    if (w == s) return true;
+// An open-addressing map from names that outlive it (views into the source
+// text) to small values: one slot array instead of a node allocation per name,
+// which matters for the per-function variable scopes and the program-wide
+// alloc names.
+template <typename V>
+class ViewMap {
+ public:
+  V* Find(std::string_view key) {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == key) return &s.value;
+    }
   }
-  return false;
+  // Inserts or overwrites.
+  void Set(std::string_view key, V value) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s.used = true;
+        s.key = key;
+        s.value = std::move(value);
+        ++size_;
+        return;
+      }
+      if (s.key == key) {
+        s.value = std::move(value);
+        return;
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    std::string_view key;
+    V value{};
+    bool used = false;
+  };
+  static size_t Hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    size_ = 0;
+    for (auto& s : old) {
+      if (s.used) Set(s.key, std::move(s.value));
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+};
+
+// Python's keywords. Asked for nearly every name token, so it dispatches on the
+// length and first letter instead of scanning the word list.
+bool IsKeyword(std::string_view s) {
+  auto is = [&](std::string_view w) { return s == w; };
+  switch (s.size()) {
+    case 2:
+      return is("as") || is("if") || is("in") || is("is") || is("or");
+    case 3:
+      return is("and") || is("def") || is("del") || is("for") || is("not") || is("try");
+    case 4:
+      switch (s[0]) {
+        case 'e':
+          return is("elif") || is("else");
+        case 'f':
+          return is("from");
+        case 'p':
+          return is("pass");
+        case 'w':
+          return is("with");
+        case 'T':
+          return is("True");
+        case 'N':
+          return is("None");
+        default:
+          return false;
+      }
+    case 5:
+      switch (s[0]) {
+        case 'a':
+          return is("async") || is("await");
+        case 'b':
+          return is("break");
+        case 'c':
+          return is("class");
+        case 'r':
+          return is("raise");
+        case 'w':
+          return is("while");
+        case 'y':
+          return is("yield");
+        case 'F':
+          return is("False");
+        default:
+          return false;
+      }
+    case 6:
+      return is("assert") || is("except") || is("global") || is("import") || is("lambda") ||
+             is("return");
+    case 7:
+      return is("finally");
+    case 8:
+      return is("continue") || is("nonlocal");
+    default:
+      return false;
+  }
 }
 
 // A dotted name such as pld.tensor.window, without allocation.
@@ -53,11 +153,15 @@ struct Path {
   }
   std::string Join() const {
     std::string s;
-    for (int i = 0; i < n; ++i) {
-      if (i) s += '.';
-      s.append(parts[i]);
-    }
+    JoinTo(&s);
     return s;
+  }
+  void JoinTo(std::string* s) const {
+    s->clear();
+    for (int i = 0; i < n; ++i) {
+      if (i) *s += '.';
+      s->append(parts[i]);
+    }
   }
 };
 
@@ -100,7 +204,9 @@ struct YieldFrame {
 
 struct FuncState {
   FuncSig* sig = nullptr;
-  NameMap<VarPtr> vars;
+  // Keys view the source text, a parameter's or a dimension's own name: all
+  // outlive the function's parse, and a lookup builds no string.
+  ViewMap<VarPtr> vars;
   std::vector<WindowDecl> windows;
   NameMap<size_t> window_index;
   NameMap<std::vector<size_t>> windows_by_base;
@@ -251,6 +357,7 @@ class Parser {
   int64_t ParseIntToken(const Token& t, bool negative);
   double ParseFloatToken(const Token& t);
   std::string ParseStringLit(std::string_view what);
+  std::string_view ParseStringView(std::string_view what, std::string* storage);
 
   // ---- types
   TypePtr ParseType();
@@ -269,7 +376,9 @@ class Parser {
   YieldFrame* yield_frame_ = nullptr;
   std::vector<VarPtr> dyn_dims_;
   NameMap<VarPtr> dyn_by_name_;
-  std::unordered_set<std::string> user_alloc_names_;
+  // Views into the source text, which outlives the parser.
+  ViewMap<bool> user_alloc_names_;
+  std::string op_name_buf_;
   // Lexer checkpoints kept out of the per-function records: a Lexer is a few
   // hundred bytes, and one large record per function made the allocator
   // consolidate its free lists on every function.
@@ -442,7 +551,7 @@ void Parser::ParseSignature(FuncSig* sig) {
   if (!AtName("self")) Fail(Peek(), "the first parameter of a program function must be 'self'");
   Next();
   FuncState fs;  // parameters may be used in later parameter types
-  for (const auto& d : dyn_dims_) fs.vars[d->name_hint] = d;
+  for (const auto& d : dyn_dims_) fs.vars.Set(d->name_hint, d);
   FuncState* saved = fs_;
   fs_ = &fs;
   struct Restore {
@@ -477,7 +586,7 @@ void Parser::ParseSignature(FuncSig* sig) {
     sig->params.push_back(v);
     sig->dirs.push_back(dir);
     sig->param_names.emplace_back(std::string(pname.text), v);
-    fs.vars[std::string(pname.text)] = v;
+    fs.vars.Set(pname.text, v);
   }
   Expect(Tok::kRParen);
   if (Accept(Tok::kArrow)) {
@@ -534,13 +643,8 @@ std::vector<TypePtr> Parser::ParseReturnAnnotation() {
 
 // Skips the rest of an indented block whose INDENT was consumed.
 void Parser::SkipBlock() {
-  int depth = 1;
-  while (depth > 0) {
-    Token t = Next();
-    if (t.kind == Tok::kIndent) ++depth;
-    if (t.kind == Tok::kDedent) --depth;
-    if (t.kind == Tok::kEof) Fail(t, "unexpected end of input inside a block");
-  }
+  Token eof;
+  if (!lex_->SkipBlock(&eof)) Fail(eof, "unexpected end of input inside a block");
 }
 
 void Parser::EnsureParsed(FuncSig* sig) {
@@ -566,8 +670,8 @@ const std::vector<TypePtr>& Parser::ReturnTypesOf(FuncSig* sig, const Token& at)
 void Parser::ParseFunctionBody(FuncSig* sig) {
   FuncState fs;
   fs.sig = sig;
-  for (const auto& d : dyn_dims_) fs.vars[d->name_hint] = d;
-  for (const auto& [n, v] : sig->param_names) fs.vars[n] = v;
+  for (const auto& d : dyn_dims_) fs.vars.Set(d->name_hint, d);
+  for (const auto& [n, v] : sig->param_names) fs.vars.Set(n, v);
   FuncState* saved_fs = fs_;
   fs_ = &fs;
   struct Restore {
@@ -575,7 +679,8 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
     FuncState* saved;
     ~Restore() { *slot = saved; }
   } restore{&fs_, saved_fs};
-  Lexer body = checkpoints_[static_cast<size_t>(sig->body_at)];
+  // Each checkpoint is resumed exactly once: take it rather than copy it.
+  Lexer body = std::move(checkpoints_[static_cast<size_t>(sig->body_at)]);
   LexerSwap swap(&lex_, &body);
   int saved_depth = depth_;
   depth_ = 0;
@@ -606,7 +711,7 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
     }
   }
   if (sig->deferred_ret_at >= 0) {
-    Lexer ret = checkpoints_[static_cast<size_t>(sig->deferred_ret_at)];
+    Lexer ret = std::move(checkpoints_[static_cast<size_t>(sig->deferred_ret_at)]);
     LexerSwap ret_swap(&lex_, &ret);
     sig->ret_types = ParseReturnAnnotation();
   } else if (!sig->has_ret_annot) {
@@ -683,7 +788,7 @@ void Parser::ParseWindowDecl() {
 void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
   ExprPtr size;
   if (d.size_at >= 0) {
-    Lexer sub = checkpoints_[static_cast<size_t>(d.size_at)];
+    Lexer sub = std::move(checkpoints_[static_cast<size_t>(d.size_at)]);
     LexerSwap swap(&lex_, &sub);
     size = ParseExpr();
   }
@@ -693,12 +798,7 @@ void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
 }
 
 void Parser::DefineVar(std::string_view name, const VarPtr& var) {
-  auto it = fs_->vars.find(name);
-  if (it != fs_->vars.end()) {
-    it->second = var;
-  } else {
-    fs_->vars.emplace(std::string(name), var);
-  }
+  fs_->vars.Set(name, var);
   if (fs_->windows_by_base.empty()) return;
   auto w = fs_->windows_by_base.find(name);
   if (w == fs_->windows_by_base.end()) return;
@@ -1399,6 +1499,25 @@ std::string Parser::ParseStringLit(std::string_view what) {
   return Lexer::DecodeString(Next().text);
 }
 
+namespace {
+// A string token's value without a copy when it holds no escapes (op and window
+// names nearly always); decoded into *storage otherwise. Mirrors DecodeString.
+std::string_view StringValue(std::string_view raw, std::string* storage) {
+  size_t quote = (raw.size() >= 6 && raw[0] == raw[1] && raw[1] == raw[2]) ? 3 : 1;
+  if (raw.size() < 2 * quote) return {};
+  std::string_view body = raw.substr(quote, raw.size() - 2 * quote);
+  if (body.find('\\') == std::string_view::npos) return body;
+  *storage = Lexer::DecodeString(raw);
+  return *storage;
+}
+}  // namespace
+
+std::string_view Parser::ParseStringView(std::string_view what, std::string* storage) {
+  if (!At(Tok::kString))
+    Fail(Peek(), fmt::format("expected a string ({}), got {}", what, Describe(Peek())));
+  return StringValue(Next().text, storage);
+}
+
 Path Parser::ParsePath() {
   Path p;
   p.first = Peek();
@@ -1486,12 +1605,12 @@ ExprPtr Parser::ParsePrimary() {
   }
   if (IsKeyword(t.text)) Fail(t, fmt::format("expected an expression, got '{}'", t.text));
   Next();
-  auto it = fs_ ? fs_->vars.find(t.text) : decltype(fs_->vars.end()){};
-  if (!fs_ || it == fs_->vars.end()) Fail(t, fmt::format("undefined variable '{}'", t.text));
+  VarPtr* found = fs_ ? fs_->vars.Find(t.text) : nullptr;
+  if (!found) Fail(t, fmt::format("undefined variable '{}'", t.text));
   if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", t.text));
   if (At(Tok::kDot))
     Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", t.text));
-  return ParsePostfix(it->second);
+  return ParsePostfix(*found);
 }
 
 // `x[i]`, `x[0:8, r]`, `x[a][b]`: a Subscript of unknown type (element and slice
@@ -1682,11 +1801,11 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
            "variable it is assigned to");
     }
   }
-  if (user_alloc_names_.count(std::string(lhs))) {
+  if (user_alloc_names_.Find(lhs)) {
     Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
                          lhs));
   }
-  user_alloc_names_.insert(std::string(lhs));
+  user_alloc_names_.Set(lhs, true);
   kwargs.emplace_back("name", std::string(lhs));
   return MakeOpCall(ops::kAllocWindowBuffer, std::move(args), std::move(kwargs), SpanOf(at));
 }
@@ -1711,20 +1830,12 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   }
   if (p.Is({"pl", "_dump", "call"})) return ParseDumpCall(at);
   if (p.Is({"pl", "_dump", "window_ref"})) return ParseWindowRefExpr(at);
-  std::string name;
   if (p.Is({"pl", "_dump", "alloc_window_buffer"})) {
     std::vector<ExprPtr> args;
     KwargList kwargs;
     ParseCallArgs(&args, &kwargs, nullptr);
     if (!FindKwarg(kwargs, "name")) Fail(at, "pl._dump.alloc_window_buffer needs name=\"...\"");
     return MakeOpCall(ops::kAllocWindowBuffer, std::move(args), std::move(kwargs), sp);
-  }
-  if (p.Is({"pld", "window"})) {
-    name = std::string(ops::kWindow);
-  } else if (p.Is({"pld", "world_size"})) {
-    name = std::string(ops::kWorldSize);
-  } else {
-    name = p.Join();
   }
   if (p.Is({"pl", "dynamic"})) {
     Fail(at, "pl.dynamic(...) is only allowed at module level (NAME = pl.dynamic(\"NAME\"))");
@@ -1740,6 +1851,16 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   std::vector<ExprPtr> args;
   KwargList kwargs;
   ParseCallArgs(&args, &kwargs, nullptr);
+  // Named after the arguments: they may hold calls that reuse the buffer.
+  std::string_view name;
+  if (p.Is({"pld", "window"})) {
+    name = ops::kWindow;
+  } else if (p.Is({"pld", "world_size"})) {
+    name = ops::kWorldSize;
+  } else {
+    p.JoinTo(&op_name_buf_);
+    name = op_name_buf_;
+  }
   if (!OpRegistry::Get().Find(name)) {
     // An op the registry does not model: kept as written, result type unknown
     // (ParseAssign gives it the annotation's type).
@@ -1799,8 +1920,8 @@ ExprPtr Parser::ParseWindowRefExpr(const Token& at) {
     wb = LookupWindow(v, true, {}, ParseIntToken(v, false));
   } else if (v.kind == Tok::kString) {
     Next();
-    std::string name = Lexer::DecodeString(v.text);
-    wb = LookupWindow(v, false, name, 0);
+    std::string storage;
+    wb = LookupWindow(v, false, StringValue(v.text, &storage), 0);
   } else {
     Fail(v, "window_ref expects a window name string or a declaration index");
   }
@@ -1812,7 +1933,8 @@ ExprPtr Parser::ParseWindowRefExpr(const Token& at) {
 ExprPtr Parser::ParseDumpCall(const Token& at) {
   Expect(Tok::kLParen);
   Token op_tok = Peek();
-  std::string op = ParseStringLit("the op name");
+  std::string op_storage;
+  const std::string_view op = ParseStringView("the op name", &op_storage);
   Expect(Tok::kComma);
   Token lb = Expect(Tok::kLBracket, "(the argument list)");
   std::vector<ExprPtr> args;
@@ -1838,8 +1960,8 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   }
   Expect(Tok::kRParen);
   Span sp = SpanOf(at);
-  if (op.rfind("self.", 0) == 0) {
-    auto gv = std::make_shared<GlobalVar>(op.substr(5));
+  if (op.substr(0, 5) == "self.") {
+    auto gv = std::make_shared<GlobalVar>(std::string(op.substr(5)));
     gv->span = sp;
     auto call =
         std::make_shared<Call>(gv, std::move(args), std::move(kwargs), std::move(attrs), type);

@@ -1,6 +1,11 @@
 #include "ir/printer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <deque>
+#include <iterator>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -28,6 +33,19 @@ bool IsReservedName(std::string_view s) {
   return false;
 }
 
+bool IsIdentChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Whether Sanitize would return the hint unchanged.
+bool IsPlainName(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    if (!IsIdentChar(c)) return false;
+  }
+  return !IsReservedName(s);
+}
+
 // A valid, non-reserved identifier close to the hint.
 std::string Sanitize(std::string_view hint) {
   std::string s;
@@ -43,8 +61,8 @@ std::string Sanitize(std::string_view hint) {
   return s;
 }
 
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
+void QuoteTo(std::string& out, std::string_view s) {
+  out += '"';
   for (char c : s) {
     switch (c) {
       case '"':
@@ -64,21 +82,27 @@ std::string Quote(std::string_view s) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+          fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(c));
         } else {
           out += c;
         }
     }
   }
   out += '"';
-  return out;
 }
 
 // Shortest text that reads back to the same double, always lexed as a float.
-std::string FloatLiteral(double v) {
-  std::string s = fmt::format("{}", v);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s;
+void FloatLiteralTo(std::string& out, double v) {
+  size_t at = out.size();
+  fmt::format_to(std::back_inserter(out), "{}", v);
+  if (std::string_view(out).substr(at).find_first_of(".eEn") == std::string_view::npos) {
+    out += ".0";
+  }
+}
+
+void IntTo(std::string& out, int64_t v) {
+  fmt::format_int f(v);
+  out.append(f.data(), f.size());
 }
 
 enum Prec : int {
@@ -181,12 +205,17 @@ class Printer {
       std::string base = Sanitize(d->name_hint), cand = base;
       for (int k = 1; dim_names.count(cand); ++k) cand = fmt::format("{}_{}", base, k);
       dim_names.insert(cand);
-      out_ += fmt::format("{} = pl.dynamic({})\n", cand, Quote(cand));
+      out_ += cand;
+      out_ += " = pl.dynamic(";
+      QuoteTo(out_, cand);
+      out_ += ")\n";
       dim_names_.emplace_back(d.get(), std::move(cand));
     }
     if (!p.dynamic_dims.empty()) out_ += '\n';
     out_ += "@pl.program\n";
-    out_ += fmt::format("class {}:\n", p.name);
+    out_ += "class ";
+    out_ += p.name;
+    out_ += ":\n";
     if (p.functions.empty()) out_ += "    pass\n";
     bool first = true;
     for (const auto& f : p.functions) {
@@ -203,20 +232,38 @@ class Printer {
       used_names_.insert(n);
       names_.emplace(v, n);
     }
-    for (const auto& p : f.params) AssignName(p);
+    for (const auto& p : f.params) AssignName(p.get());
     CollectDefs(f.body);
-    std::vector<std::string> deco;
-    if (f.func_type != FunctionType::kOpaque) {
-      deco.push_back(fmt::format("type=pl.FunctionType.{}", FunctionTypeName(f.func_type)));
+    out_ += "    @pl.function";
+    if (f.func_type != FunctionType::kOpaque || f.level || f.role) {
+      char sep = '(';
+      if (f.func_type != FunctionType::kOpaque) {
+        out_ += sep;
+        out_ += "type=pl.FunctionType.";
+        out_ += FunctionTypeName(f.func_type);
+        sep = ',';
+      }
+      if (f.level) {
+        out_ += sep;
+        if (sep == ',') out_ += ' ';
+        out_ += "level=pl.Level.";
+        out_ += LevelName(*f.level);
+        sep = ',';
+      }
+      if (f.role) {
+        out_ += sep;
+        if (sep == ',') out_ += ' ';
+        out_ += "role=pl.Role.";
+        out_ += RoleName(*f.role);
+      }
+      out_ += ')';
     }
-    if (f.level) deco.push_back(fmt::format("level=pl.Level.{}", LevelName(*f.level)));
-    if (f.role) deco.push_back(fmt::format("role=pl.Role.{}", RoleName(*f.role)));
-    out_ += deco.empty() ? "    @pl.function\n"
-                         : fmt::format("    @pl.function({})\n", fmt::join(deco, ", "));
-    out_ += fmt::format("    def {}(self", f.name);
+    out_ += "\n    def ";
+    out_ += f.name;
+    out_ += "(self";
     for (size_t i = 0; i < f.params.size(); ++i) {
       out_ += ", ";
-      out_ += NameOf(f.params[i]);
+      out_ += NameOf(f.params[i].get());
       out_ += ": ";
       ParamDirection d =
           i < f.param_directions.size() ? f.param_directions[i] : ParamDirection::kIn;
@@ -241,33 +288,37 @@ class Printer {
       out_ += " -> None";
     }
     out_ += ":\n";
-    // The body first: window declarations are named in order of first use.
-    std::string header = std::move(out_);
-    out_.clear();
+    // The body first, in place: window declarations are named in order of first
+    // use, and are spliced in before the body afterwards. Printing into the one
+    // output buffer avoids a body-sized temporary per function.
+    const size_t body_at = out_.size();
     PrintBodyStmts(f.body, 2);
-    std::string body = std::move(out_);
-    out_ = std::move(header);
+    if (window_order_.empty()) {
+      if (out_.size() == body_at) out_ += "        pass\n";
+      return;
+    }
+    // Declarations go to the scratch buffer: printing a size may name further
+    // windows, which the loop then declares too.
+    std::string& decls = scratch_;
+    decls.clear();
+    std::swap(out_, decls);
     for (size_t i = 0; i < window_order_.size(); ++i) {
       const WindowBuffer* wb = window_order_[i];
-      std::string decl =
-          fmt::format("        pl._dump.window_buffer({}, base={}, size=", Quote(window_names_[wb]),
-                      Quote(wb->base ? NameOf(wb->base) : std::string()));
-      std::string saved = std::move(out_);
-      out_.clear();
+      out_ += "        pl._dump.window_buffer(";
+      QuoteTo(out_, window_names_[wb]);
+      out_ += ", base=";
+      QuoteTo(out_, wb->base ? std::string_view(NameOf(wb->base.get())) : std::string_view());
+      out_ += ", size=";
       if (wb->size) {
         PrintExpr(wb->size, 0);
       } else {
         out_ += "None";
       }
-      decl += out_;
-      out_ = std::move(saved);
-      decl +=
-          fmt::format(", load_from_host={}, store_to_host={})\n",
-                      wb->load_from_host ? "True" : "False", wb->store_to_host ? "True" : "False");
-      out_ += decl;
+      out_ += wb->load_from_host ? ", load_from_host=True" : ", load_from_host=False";
+      out_ += wb->store_to_host ? ", store_to_host=True)\n" : ", store_to_host=False)\n";
     }
-    if (body.empty() && window_order_.empty()) body = "        pass\n";
-    out_ += body;
+    std::swap(out_, decls);
+    out_.insert(body_at, decls);
   }
 
   // ---- names
@@ -278,29 +329,52 @@ class Printer {
     window_names_.clear();
     window_order_.clear();
     used_window_names_.clear();
+    name_store_.clear();
   }
 
-  const std::string& AssignName(const VarPtr& v) {
-    auto it = names_.find(v.get());
+  // Names live as views: into the Var's own hint when that is already a usable
+  // identifier (nearly always), else into name_store_, whose strings never move.
+  std::string_view Store(std::string s) { return name_store_.emplace_back(std::move(s)); }
+
+  std::string_view AssignName(const Var* v) {
+    auto it = names_.find(v);
     if (it != names_.end()) return it->second;
-    std::string base = Sanitize(v->name_hint);
-    std::string cand = base;
-    for (int k = 1; used_names_.count(cand); ++k) cand = fmt::format("{}_{}", base, k);
+    std::string_view base = v->name_hint;
+    if (!IsPlainName(base)) base = Store(Sanitize(base));
+    std::string_view cand = base;
+    if (used_names_.count(cand)) {
+      std::string s;
+      for (int k = 1;; ++k) {
+        s.assign(base);
+        s += '_';
+        IntTo(s, k);
+        if (!used_names_.count(s)) break;
+      }
+      cand = Store(std::move(s));
+    }
     used_names_.insert(cand);
-    return names_.emplace(v.get(), std::move(cand)).first->second;
+    names_.emplace(v, cand);
+    return cand;
   }
 
-  const std::string& NameOf(const VarPtr& v) { return AssignName(v); }
+  std::string_view NameOf(const Var* v) { return AssignName(v); }
 
-  const std::string& WindowName(const WindowBuffer* wb) {
+  std::string_view WindowName(const WindowBuffer* wb) {
     auto it = window_names_.find(wb);
     if (it != window_names_.end()) return it->second;
-    std::string base = (wb->base ? NameOf(wb->base) : std::string("window")) + "_window";
+    std::string base(wb->base ? NameOf(wb->base.get()) : std::string_view("window"));
+    base += "_window";
     std::string cand = base;
-    for (int k = 1; used_window_names_.count(cand); ++k) cand = fmt::format("{}_{}", base, k);
-    used_window_names_.insert(cand);
+    for (int k = 1; used_window_names_.count(cand); ++k) {
+      cand.assign(base);
+      cand += '_';
+      IntTo(cand, k);
+    }
+    std::string_view stored = Store(std::move(cand));
+    used_window_names_.insert(stored);
     window_order_.push_back(wb);
-    return window_names_.emplace(wb, std::move(cand)).first->second;
+    window_names_.emplace(wb, stored);
+    return stored;
   }
 
   // Definitions in text order, so names are handed out the way a reader meets them.
@@ -311,17 +385,17 @@ class Printer {
         for (const auto& c : static_cast<const SeqStmts&>(*s).stmts) CollectDefs(c);
         break;
       case NodeKind::kAssignStmt:
-        AssignName(static_cast<const AssignStmt&>(*s).var);
+        AssignName(static_cast<const AssignStmt&>(*s).var.get());
         break;
       case NodeKind::kUnpackAssignStmt:
-        for (const auto& v : static_cast<const UnpackAssignStmt&>(*s).vars) AssignName(v);
+        for (const auto& v : static_cast<const UnpackAssignStmt&>(*s).vars) AssignName(v.get());
         break;
       case NodeKind::kForStmt: {
         const auto& f = static_cast<const ForStmt&>(*s);
-        AssignName(f.loop_var);
-        for (const auto& a : f.iter_args) AssignName(a);
+        AssignName(f.loop_var.get());
+        for (const auto& a : f.iter_args) AssignName(a.get());
         CollectDefs(f.body);
-        for (const auto& r : f.return_vars) AssignName(r);
+        for (const auto& r : f.return_vars) AssignName(r.get());
         break;
       }
       case NodeKind::kWhileStmt:
@@ -336,7 +410,7 @@ class Printer {
         break;
       case NodeKind::kScopeStmt: {
         const auto& sc = static_cast<const ScopeStmt&>(*s);
-        if (sc.as_var) AssignName(sc.as_var);
+        if (sc.as_var) AssignName(sc.as_var.get());
         CollectDefs(sc.body);
         break;
       }
@@ -411,7 +485,7 @@ class Printer {
       case NodeKind::kAssignStmt: {
         const auto& a = static_cast<const AssignStmt&>(*s);
         Indent(level);
-        const std::string& name = NameOf(a.var);
+        const std::string_view name = NameOf(a.var.get());
         out_ += name;
         const bool var_known = a.var->type && a.var->type->kind() != NodeKind::kUnknownType;
         const bool value_known =
@@ -423,7 +497,7 @@ class Printer {
         out_ += " = ";
         if (a.value && a.value->kind() == NodeKind::kCall) {
           alloc_lhs_ = &name;
-          if (var_known) assign_type_ = a.var->type;
+          if (var_known) assign_type_ = &a.var->type;
         }
         PrintExpr(a.value, 0);
         alloc_lhs_ = nullptr;
@@ -450,16 +524,19 @@ class Printer {
       case NodeKind::kForStmt: {
         const auto& f = static_cast<const ForStmt&>(*s);
         Indent(level);
-        out_ += fmt::format("for {}", NameOf(f.loop_var));
+        out_ += "for ";
+        out_ += NameOf(f.loop_var.get());
         if (!f.iter_args.empty()) {
           out_ += ", (";
           for (size_t k = 0; k < f.iter_args.size(); ++k) {
             if (k) out_ += ", ";
-            out_ += NameOf(f.iter_args[k]);
+            out_ += NameOf(f.iter_args[k].get());
           }
           out_ += f.iter_args.size() == 1 ? ",)" : ")";
         }
-        out_ += fmt::format(" in pl.{}(", ForKindName(f.kind));
+        out_ += " in pl.";
+        out_ += ForKindName(f.kind);
+        out_ += '(';
         const bool unit_step = IsInt64(f.step, 1);
         if (IsInt64(f.start, 0) && unit_step) {
           PrintExpr(f.stop, 0);
@@ -496,7 +573,7 @@ class Printer {
         if (owner && !owner->return_vars.empty()) {
           for (size_t k = 0; k < owner->return_vars.size(); ++k) {
             if (k) out_ += ", ";
-            out_ += NameOf(owner->return_vars[k]);
+            out_ += NameOf(owner->return_vars[k].get());
           }
           // One target may carry an annotation; without one the reader types it
           // like the matching carried value.
@@ -517,7 +594,7 @@ class Printer {
         Indent(level);
         for (size_t k = 0; k < u.vars.size(); ++k) {
           if (k) out_ += ", ";
-          out_ += NameOf(u.vars[k]);
+          out_ += NameOf(u.vars[k].get());
         }
         if (u.vars.size() == 1) out_ += ',';
         out_ += " = ";
@@ -537,11 +614,16 @@ class Printer {
       case NodeKind::kScopeStmt: {
         const auto& sc = static_cast<const ScopeStmt&>(*s);
         Indent(level);
-        out_ += fmt::format("with {}(", sc.kind_name);
+        out_ += "with ";
+        out_ += sc.kind_name;
+        out_ += '(';
         PrintArgs(sc.args);
         PrintKwargs(sc.kwargs, sc.args.empty());
         out_ += ')';
-        if (sc.as_var) out_ += fmt::format(" as {}", NameOf(sc.as_var));
+        if (sc.as_var) {
+          out_ += " as ";
+          out_ += NameOf(sc.as_var.get());
+        }
         out_ += ":\n";
         const ForStmt* saved_owner = yield_owner_;
         yield_owner_ = nullptr;
@@ -589,16 +671,27 @@ class Printer {
       case NodeKind::kCommDomainScopeStmt: {
         const auto& c = static_cast<const CommDomainScopeStmt&>(*s);
         Indent(level);
-        out_ += fmt::format("with pl._dump.comm_domain(name={}, devices=", Quote(c.name_hint));
+        out_ += "with pl._dump.comm_domain(name=";
+        QuoteTo(out_, c.name_hint);
+        out_ += ", devices=";
         if (c.devices.all) {
           out_ += "\"all\"";
         } else {
-          out_ += fmt::format("[{}]", fmt::join(c.devices.ids, ", "));
+          out_ += '[';
+          for (size_t k = 0; k < c.devices.ids.size(); ++k) {
+            if (k) out_ += ", ";
+            IntTo(out_, c.devices.ids[k]);
+          }
+          out_ += ']';
         }
         out_ += ", slots=[";
         for (size_t k = 0; k < c.slots.size(); ++k) {
           if (k) out_ += ", ";
-          out_ += c.slots[k] ? Quote(WindowName(c.slots[k].get())) : std::string("\"\"");
+          if (c.slots[k]) {
+            QuoteTo(out_, WindowName(c.slots[k].get()));
+          } else {
+            out_ += "\"\"";
+          }
         }
         out_ += "], attrs=";
         PrintKwargDict(c.attrs);
@@ -639,8 +732,9 @@ class Printer {
     }
     switch (t->kind()) {
       case NodeKind::kScalarType:
-        out_ +=
-            fmt::format("pl.Scalar[pl.{}]", DataTypeName(static_cast<const ScalarType&>(*t).dtype));
+        out_ += "pl.Scalar[pl.";
+        out_ += DataTypeName(static_cast<const ScalarType&>(*t).dtype);
+        out_ += ']';
         return;
       case NodeKind::kPtrType:
         out_ += "pl.Ptr";
@@ -652,24 +746,31 @@ class Printer {
         const auto& x = static_cast<const TensorType&>(*t);
         out_ += "pl.Tensor[";
         PrintShape(x.shape);
-        out_ += fmt::format(", pl.{}]", DataTypeName(x.dtype));
+        out_ += ", pl.";
+        out_ += DataTypeName(x.dtype);
+        out_ += ']';
         return;
       }
       case NodeKind::kTileType: {
         const auto& x = static_cast<const TileType&>(*t);
         out_ += "pl.Tile[";
         PrintShape(x.shape);
-        out_ += fmt::format(", pl.{}]", DataTypeName(x.dtype));
+        out_ += ", pl.";
+        out_ += DataTypeName(x.dtype);
+        out_ += ']';
         return;
       }
       case NodeKind::kDistributedTensorType: {
         const auto& x = static_cast<const DistributedTensorType&>(*t);
         out_ += "pld.DistributedTensor[";
         PrintShape(x.shape);
-        out_ += fmt::format(", pl.{}", DataTypeName(x.dtype));
-        if (x.window_buffer)
-          out_ +=
-              fmt::format(", pl._dump.window_ref({})", Quote(WindowName(x.window_buffer.get())));
+        out_ += ", pl.";
+        out_ += DataTypeName(x.dtype);
+        if (x.window_buffer) {
+          out_ += ", pl._dump.window_ref(";
+          QuoteTo(out_, WindowName(x.window_buffer.get()));
+          out_ += ')';
+        }
         out_ += ']';
         return;
       }
@@ -711,6 +812,20 @@ class Printer {
     }
   }
 
+  // `pl.const(VALUE, pl.DTYPE)` for a finite value.
+  template <typename T>
+  void ConstTo(T value, DataType dt) {
+    out_ += "pl.const(";
+    if constexpr (std::is_same_v<T, double>) {
+      FloatLiteralTo(out_, value);
+    } else {
+      IntTo(out_, value);
+    }
+    out_ += ", pl.";
+    out_ += DataTypeName(dt);
+    out_ += ')';
+  }
+
   void PrintOperand(const ExprPtr& e, int min_prec) {
     bool parens = e && PrecOf(*e) < min_prec;
     if (parens) out_ += '(';
@@ -726,27 +841,28 @@ class Printer {
     switch (e->kind()) {
       case NodeKind::kVar:
       case NodeKind::kIterArg:
-        out_ += NameOf(std::static_pointer_cast<const Var>(e));
+        out_ += NameOf(static_cast<const Var*>(e.get()));
         return;
       case NodeKind::kWindowBuffer:
-        out_ += fmt::format("pl._dump.window_ref({})",
-                            Quote(WindowName(static_cast<const WindowBuffer*>(e.get()))));
+        out_ += "pl._dump.window_ref(";
+        QuoteTo(out_, WindowName(static_cast<const WindowBuffer*>(e.get())));
+        out_ += ')';
         return;
       case NodeKind::kConstInt: {
         const auto& c = static_cast<const ConstInt&>(*e);
         if (c.dtype == DataType::kInt64) {
-          out_ += fmt::format("{}", c.value);
+          IntTo(out_, c.value);
         } else {
-          out_ += fmt::format("pl.const({}, pl.{})", c.value, DataTypeName(c.dtype));
+          ConstTo(c.value, c.dtype);
         }
         return;
       }
       case NodeKind::kConstFloat: {
         const auto& c = static_cast<const ConstFloat&>(*e);
         if (IsBareLiteral(c)) {
-          out_ += FloatLiteral(c.value);
+          FloatLiteralTo(out_, c.value);
         } else if (std::isfinite(c.value)) {
-          out_ += fmt::format("pl.const({}, pl.{})", FloatLiteral(c.value), DataTypeName(c.dtype));
+          ConstTo(c.value, c.dtype);
         } else {
           const char* s = std::isnan(c.value) ? "nan" : c.value > 0 ? "inf" : "-inf";
           out_ += fmt::format("pl.const(\"{}\", pl.{})", s, DataTypeName(c.dtype));
@@ -757,7 +873,7 @@ class Printer {
         out_ += static_cast<const ConstBool&>(*e).value ? "True" : "False";
         return;
       case NodeKind::kConstString:
-        out_ += Quote(static_cast<const ConstString&>(*e).value);
+        QuoteTo(out_, static_cast<const ConstString&>(*e).value);
         return;
       case NodeKind::kBinaryExpr: {
         const auto& b = static_cast<const BinaryExpr&>(*e);
@@ -850,13 +966,14 @@ class Printer {
           if constexpr (std::is_same_v<X, bool>) {
             out_ += x ? "True" : "False";
           } else if constexpr (std::is_same_v<X, int64_t>) {
-            out_ += fmt::format("{}", x);
+            IntTo(out_, x);
           } else if constexpr (std::is_same_v<X, double>) {
-            out_ += FloatLiteral(x);
+            FloatLiteralTo(out_, x);
           } else if constexpr (std::is_same_v<X, std::string>) {
-            out_ += Quote(x);
+            QuoteTo(out_, x);
           } else if constexpr (std::is_same_v<X, DataType>) {
-            out_ += fmt::format("pl.{}", DataTypeName(x));
+            out_ += "pl.";
+            out_ += DataTypeName(x);
           } else if constexpr (std::is_same_v<X, EnumAttr>) {
             out_ += x.qualified;
           } else {
@@ -871,13 +988,13 @@ class Printer {
   void PrintExprValue(const ExprPtr& e) {
     if (e && e->kind() == NodeKind::kConstInt) {
       const auto& c = static_cast<const ConstInt&>(*e);
-      out_ += fmt::format("pl.const({}, pl.{})", c.value, DataTypeName(c.dtype));
+      ConstTo(c.value, c.dtype);
       return;
     }
     if (e && e->kind() == NodeKind::kConstFloat &&
         std::isfinite(static_cast<const ConstFloat&>(*e).value)) {
       const auto& c = static_cast<const ConstFloat&>(*e);
-      out_ += fmt::format("pl.const({}, pl.{})", FloatLiteral(c.value), DataTypeName(c.dtype));
+      ConstTo(c.value, c.dtype);
       return;
     }
     if (e && e->kind() == NodeKind::kConstBool) {
@@ -888,8 +1005,11 @@ class Printer {
     PrintExpr(e, 0);
   }
 
-  void PrintKwargs(const KwargList& kwargs, bool first) {
-    for (const auto& [k, v] : kwargs) {
+  // The first `count` keyword arguments (all by default).
+  void PrintKwargs(const KwargList& kwargs, bool first, size_t count = SIZE_MAX) {
+    count = std::min(count, kwargs.size());
+    for (size_t i = 0; i < count; ++i) {
+      const auto& [k, v] = kwargs[i];
       if (!first) out_ += ", ";
       first = false;
       out_ += k;
@@ -904,7 +1024,7 @@ class Printer {
     for (const auto& [k, v] : kwargs) {
       if (!first) out_ += ", ";
       first = false;
-      out_ += Quote(k);
+      QuoteTo(out_, k);
       out_ += ": ";
       PrintAttrValue(v);
     }
@@ -918,7 +1038,7 @@ class Printer {
     }
   }
 
-  static bool ValidKwargName(const std::string& k) {
+  static bool ValidKwargName(std::string_view k) {
     if (k.empty() || IsReservedName(k) || (k[0] >= '0' && k[0] <= '9')) return false;
     for (char c : k) {
       if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
@@ -927,8 +1047,10 @@ class Printer {
     return true;
   }
 
-  void PrintDumpCall(const Call& c, const std::string& op_name) {
-    out_ += fmt::format("pl._dump.call({}, [", Quote(op_name));
+  void PrintDumpCall(const Call& c, std::string_view op_name) {
+    out_ += "pl._dump.call(";
+    QuoteTo(out_, op_name);
+    out_ += ", [";
     PrintArgs(c.args);
     out_ += "], ";
     PrintType(c.type);
@@ -940,7 +1062,7 @@ class Printer {
       out_ += ", attrs={";
       for (size_t i = 0; i < c.attrs.size(); ++i) {
         if (i) out_ += ", ";
-        out_ += Quote(c.attrs[i].first);
+        QuoteTo(out_, c.attrs[i].first);
         out_ += ": ";
         PrintExpr(c.attrs[i].second, 0);
       }
@@ -951,16 +1073,16 @@ class Printer {
 
   // Whether `name` reads back as an opaque call: a dotted pl./pld. path of
   // identifiers that the reader does not give another meaning.
-  static bool IsOpaqueSugarName(const std::string& name) {
+  static bool IsOpaqueSugarName(std::string_view name) {
     size_t dot = name.find('.');
-    if (dot == std::string::npos) return false;
+    if (dot == std::string_view::npos) return false;
     std::string_view root(name.data(), dot);
     if (root != "pl" && root != "pld") return false;
     size_t b = 0;
     while (b <= name.size()) {
       size_t e = name.find('.', b);
-      if (e == std::string::npos) e = name.size();
-      std::string part = name.substr(b, e - b);
+      if (e == std::string_view::npos) e = name.size();
+      std::string_view part = name.substr(b, e - b);
       if (!ValidKwargName(part) && part != "pl" && part != "pld") return false;
       b = e + 1;
     }
@@ -970,29 +1092,35 @@ class Printer {
     for (auto sp : kSpecial) {
       if (name == sp) return false;
     }
-    if (name.rfind("pl._dump", 0) == 0) return false;
-    if (name.size() > 9 && name.compare(name.size() - 9, 9, ".get_byte") == 0) return false;
+    if (name.substr(0, 8) == "pl._dump") return false;
+    if (name.size() > 9 && name.substr(name.size() - 9) == ".get_byte") return false;
     return true;
+  }
+
+  // Structural equality is reflexive: the common case (a type the parser took
+  // from an argument or the shared scalar instances) needs no walk.
+  static bool SameType(const TypePtr& a, const TypePtr& b) {
+    return a.get() == b.get() || StructuralEqual(a, b);
   }
 
   bool SugarTypeMatches(const Call& c) {
     try {
       TypePtr deduced = DeduceCallType(c);
-      return deduced && StructuralEqual(deduced, c.type);
+      return deduced && SameType(deduced, c.type);
     } catch (const ValueError&) {
       return false;
     }
   }
 
   void PrintCall(const Call& c) {
-    const std::string* lhs = alloc_lhs_;
+    const std::string_view* lhs = alloc_lhs_;
     alloc_lhs_ = nullptr;  // only the assignment's top-level call may take the sugar alloc form
-    TypePtr annotated = std::move(assign_type_);
+    const TypePtr* annotated = assign_type_;
     assign_type_ = nullptr;
     bool kw_ok = true;
     for (const auto& [k, v] : c.kwargs) kw_ok = kw_ok && ValidKwargName(k);
-    if (auto callee = c.Callee()) {
-      PrintDispatch(c, *callee, kw_ok);
+    if (c.op && c.op->kind() == NodeKind::kGlobalVar) {
+      PrintDispatch(c, static_cast<const GlobalVar&>(*c.op), kw_ok);
       return;
     }
     const std::string& name = c.OpName();
@@ -1004,7 +1132,7 @@ class Printer {
     }
     if (!op->info) {
       const bool type_ok = c.type->kind() == NodeKind::kUnknownType ||
-                           (annotated && StructuralEqual(c.type, annotated));
+                           (annotated && SameType(c.type, *annotated));
       if (kw_ok && c.attrs.empty() && type_ok && IsOpaqueSugarName(name)) {
         out_ += name;
         out_ += '(';
@@ -1027,8 +1155,7 @@ class Printer {
           out_ += name;
           out_ += '(';
           PrintArgs(c.args);
-          KwargList rest(c.kwargs.begin(), c.kwargs.end() - 1);
-          PrintKwargs(rest, c.args.empty());
+          PrintKwargs(c.kwargs, c.args.empty(), c.kwargs.size() - 1);
           out_ += ')';
           return;
         }
@@ -1066,14 +1193,16 @@ class Printer {
                      : fn->return_types.size() == 1
                          ? fn->return_types[0]
                          : TypePtr(std::make_shared<TupleType>(fn->return_types));
-      sugar = StructuralEqual(want, c.type);
+      sugar = SameType(want, c.type);
     }
     (void)kw_ok;
     if (!sugar) {
       PrintDumpCall(c, "self." + callee.name);
       return;
     }
-    out_ += fmt::format("self.{}(", callee.name);
+    out_ += "self.";
+    out_ += callee.name;
+    out_ += '(';
     PrintArgs(c.args);
     if (!c.attrs.empty()) {
       out_ += c.args.empty() ? "device=" : ", device=";
@@ -1085,15 +1214,18 @@ class Printer {
  private:
   const Program* program_;
   std::string out_;
-  std::unordered_map<const Var*, std::string> names_;
-  std::unordered_set<std::string> used_names_;
-  std::unordered_map<const WindowBuffer*, std::string> window_names_;
+  std::string scratch_;
+  std::unordered_map<const Var*, std::string_view> names_;
+  std::unordered_set<std::string_view> used_names_;
+  std::unordered_map<const WindowBuffer*, std::string_view> window_names_;
   std::vector<const WindowBuffer*> window_order_;
-  std::unordered_set<std::string> used_window_names_;
-  std::unordered_set<std::string> sugar_allocs_;
-  const std::string* alloc_lhs_ = nullptr;
+  std::unordered_set<std::string_view> used_window_names_;
+  std::deque<std::string> name_store_;
+  // Views into the alloc calls' name= strings: the program outlives the printer.
+  std::unordered_set<std::string_view> sugar_allocs_;
+  const std::string_view* alloc_lhs_ = nullptr;
   // The type an opaque call may take from the annotation of its assignment.
-  TypePtr assign_type_;
+  const TypePtr* assign_type_ = nullptr;
   // The loop whose direct body is printed: its YieldStmt binds its return_vars.
   const ForStmt* yield_owner_ = nullptr;
   std::vector<std::pair<const Var*, std::string>> dim_names_;

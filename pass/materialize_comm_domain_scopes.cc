@@ -743,7 +743,9 @@ class ViewRetyper {
     switch (e->kind()) {
       case NodeKind::kVar:
       case NodeKind::kIterArg: {
-        const ExprPtr* fresh = fresh_.Find(static_cast<const Var*>(e.get()));
+        const auto* var = static_cast<const Var*>(e.get());
+        if (!IsRetypable(*var)) return e;
+        const ExprPtr* fresh = fresh_.Find(var);
         return fresh == nullptr ? e : *fresh;
       }
       case NodeKind::kCall: {
@@ -814,7 +816,7 @@ class ViewRetyper {
   }
 
   StmtPtr RewriteAssign(const std::shared_ptr<const ir::AssignStmt>& a) {
-    const ExprPtr* fresh = fresh_.Find(a->var.get());
+    const ExprPtr* fresh = IsRetypable(*a->var) ? fresh_.Find(a->var.get()) : nullptr;
     ExprPtr value = RewriteExpr(a->value);
     if (fresh == nullptr) {
       if (value == a->value) return a;
@@ -838,6 +840,12 @@ class ViewRetyper {
     auto stmt = std::make_shared<ir::AssignStmt>(std::move(var), std::move(value));
     stmt->span = a->span;
     return stmt;
+  }
+
+  // Only DistributedTensor-typed Vars get a fresh Var (see the constructor): a
+  // look at the type spares most statements the table lookup.
+  static bool IsRetypable(const Var& v) {
+    return v.type && v.type->kind() == NodeKind::kDistributedTensorType;
   }
 
   // ir::Substitute's map, built only when an expression kind needs it.

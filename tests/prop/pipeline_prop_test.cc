@@ -32,13 +32,13 @@ using fuzz::GeneratedProgram;
 
 // Base case counts (x CDS_PROP_SCALE). Sized so the whole binary stays well under
 // three minutes in the Debug build on two cores; see docs/properties.md.
-constexpr int kVerifierCases = 150;
-constexpr int kScopeCases = 150;
-constexpr int kRoundTripCases = 100;
-constexpr int kIdempotenceCases = 100;
-constexpr int kRelationalCases = 100;
-constexpr int kInvalidCasesPerKind = 25;
-constexpr int kMutantCases = 40;
+constexpr int kVerifierCases = 400;
+constexpr int kScopeCases = 600;
+constexpr int kRoundTripCases = 300;
+constexpr int kIdempotenceCases = 400;
+constexpr int kRelationalCases = 400;
+constexpr int kInvalidCasesPerKind = 60;
+constexpr int kMutantCases = 100;
 
 // The generated program, its pipeline output, or a failed property.
 ir::ProgramPtr PipelineOrFail(const GeneratedProgram& p) {

@@ -1,10 +1,35 @@
-// Fixed cases for bugs the properties found (one TEST per bug; see
-// docs/properties.md, "Bugs found").
+// Fixed cases for failures the properties found (docs/properties.md, "Findings").
 
 #include <gtest/gtest.h>
 
+#include "fuzz/gen/generate.h"
+#include "tests/prop/prop_util.h"
+
 namespace cds::prop {
 namespace {
+
+// ScopesMatchModel, 2026-11-30: a program that binds `__allreduce_signal_1`
+// before two signal-less allreduces. DESIGN §4 makes the second signal skip K=1
+// (one of its three names is taken), as the pass does; ComputeExpectation's
+// candidate loop compared begin()/end() of two different temporaries and
+// expected K=1. Seed 5 is the first PrngChoices seed that showed it; the
+// precondition keeps the case meaningful if the generator's draws change.
+TEST(PropRegression, SignalNumberingSkipsTakenNames) {
+  const fuzz::GeneratedProgram p = fuzz::Generate(5, {});
+  ASSERT_NE(p.text.find("__allreduce_signal_1 ="), std::string::npos)
+      << "seed 5 no longer plants the name collision; pick a new seed\n" << p.text;
+  const auto expected = ExpectedScopes(p.expect);
+  const auto observed = ObserveScopes(RunDefaultPipeline(p.ir));
+  ASSERT_EQ(expected.size(), observed.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(expected[i].name, observed[i].name);
+    EXPECT_TRUE(expected[i].scopes == observed[i].scopes)
+        << "expected:\n" << ToString(expected) << "observed:\n" << ToString(observed) << p.text;
+  }
+  bool skipped = false;
+  for (const auto& s : p.expect.signals) skipped |= s.buffer == "__allreduce_signal_buf_2";
+  EXPECT_TRUE(skipped) << "the second signal must take K=2";
+}
 
 }  // namespace
 }  // namespace cds::prop

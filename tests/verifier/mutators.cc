@@ -1,6 +1,7 @@
 #include "tests/verifier/mutators.h"
 
 #include <algorithm>
+#include <set>
 
 #include "ir/ir.h"
 #include "ir/mutator.h"
@@ -95,6 +96,59 @@ void CollectAssigns(const StmtPtr& s, std::vector<std::shared_ptr<const AssignSt
       break;
     case NodeKind::kCommDomainScopeStmt:
       CollectAssigns(static_cast<const CommDomainScopeStmt&>(*s).body, out);
+      break;
+    default:
+      break;
+  }
+}
+
+// Assignments under a for, while or if of the host chain: the pass must retype
+// views there as well, and the verifier must look there.
+void CollectNestedAssigns(const StmtPtr& s, bool nested,
+                          std::vector<std::shared_ptr<const AssignStmt>>& out) {
+  if (!s) return;
+  switch (s->kind()) {
+    case NodeKind::kSeqStmts:
+      for (const auto& x : static_cast<const SeqStmts&>(*s).stmts) {
+        CollectNestedAssigns(x, nested, out);
+      }
+      break;
+    case NodeKind::kAssignStmt:
+      if (nested) out.push_back(std::static_pointer_cast<const AssignStmt>(s));
+      break;
+    case NodeKind::kForStmt:
+      CollectNestedAssigns(static_cast<const ForStmt&>(*s).body, true, out);
+      break;
+    case NodeKind::kWhileStmt:
+      CollectNestedAssigns(static_cast<const WhileStmt&>(*s).body, true, out);
+      break;
+    case NodeKind::kIfStmt:
+      CollectNestedAssigns(static_cast<const IfStmt&>(*s).then_body, true, out);
+      CollectNestedAssigns(static_cast<const IfStmt&>(*s).else_body, true, out);
+      break;
+    default:
+      break;
+  }
+}
+
+void CollectEvals(const StmtPtr& s, std::vector<std::shared_ptr<const EvalStmt>>& out) {
+  if (!s) return;
+  switch (s->kind()) {
+    case NodeKind::kSeqStmts:
+      for (const auto& x : static_cast<const SeqStmts&>(*s).stmts) CollectEvals(x, out);
+      break;
+    case NodeKind::kEvalStmt:
+      out.push_back(std::static_pointer_cast<const EvalStmt>(s));
+      break;
+    case NodeKind::kForStmt:
+      CollectEvals(static_cast<const ForStmt&>(*s).body, out);
+      break;
+    case NodeKind::kWhileStmt:
+      CollectEvals(static_cast<const WhileStmt&>(*s).body, out);
+      break;
+    case NodeKind::kIfStmt:
+      CollectEvals(static_cast<const IfStmt&>(*s).then_body, out);
+      CollectEvals(static_cast<const IfStmt&>(*s).else_body, out);
       break;
     default:
       break;
@@ -416,10 +470,20 @@ std::optional<ProgramPtr> NegativeDevice(const ProgramPtr& p) {
   auto c = FirstChain(p);
   if (!c) return std::nullopt;
   // Rewrites the first dispatch whose arguments include a Var with a back-reference.
+  // Calls of Graph or InCore functions carry device= as well but are no dispatches:
+  // a bad device there breaks only the relational check, not V021.
+  std::set<std::string> chips;
+  for (const auto& fn : p->functions) {
+    if (fn->IsChipOrchestrator()) chips.insert(fn->name);
+  }
   struct Finder : IRMutator {
+    const std::set<std::string>* chips = nullptr;
     bool done = false;
     NodePtr MutateCall(const std::shared_ptr<const Call>& n) override {
-      if (done || !n->Callee() || !FindAttr(n->attrs, "device")) return IRMutator::MutateCall(n);
+      if (done || !n->Callee() || !chips->count(n->Callee()->name) ||
+          !FindAttr(n->attrs, "device")) {
+        return IRMutator::MutateCall(n);
+      }
       bool has_view = std::any_of(n->args.begin(), n->args.end(), [](const ExprPtr& a) {
         return a && IsVarLikeKind(a->kind()) && WindowOfType(a->type);
       });
@@ -432,9 +496,91 @@ std::optional<ProgramPtr> NegativeDevice(const ProgramPtr& p) {
       return copy;
     }
   } finder;
+  finder.chips = &chips;
   FunctionPtr fn = finder.MutateAs<Function>(c->fn);
   if (!finder.done) return std::nullopt;
   return ReplaceFunction(p, c->fn, fn);
+}
+
+// Gives the view defined by `a` (Var and defining Call alike, so V006 stays quiet)
+// a WindowBuffer of its own: equal in value to the alloc's, but another object.
+ProgramPtr CopyWindowOfAssign(const ProgramPtr& p, const Chain& c,
+                              const std::shared_ptr<const AssignStmt>& a) {
+  auto copy = std::make_shared<const WindowBuffer>(*WindowOfType(a->var->type));
+  TypePtr t = WithWindow(a->var->type, copy);
+  auto var = std::make_shared<Var>(*a->var);
+  var->type = t;
+  auto call = std::make_shared<Call>(static_cast<const Call&>(*a->value));
+  call->type = t;
+  Rewriter r;
+  r.MapVar(a->var.get(), var);
+  r.stmts[a.get()] = Assign(var, call, a->span);
+  return RewriteFunction(p, c.fn, r);
+}
+
+bool IsInPlaceCollective(std::string_view op) {
+  return op == ops::kAllReduce || op == ops::kAllGather || op == ops::kAllToAll ||
+         op == ops::kAllToAllV;
+}
+
+std::optional<ProgramPtr> InPlaceResultWindowBufferCopy(const ProgramPtr& p) {
+  auto c = FirstChain(p);
+  if (!c) return std::nullopt;
+  std::vector<std::shared_ptr<const AssignStmt>> assigns;
+  CollectAssigns(c->inner, assigns);
+  for (const auto& a : assigns) {
+    if (!WindowOfType(a->var->type) || a->value->kind() != NodeKind::kCall) continue;
+    if (!IsInPlaceCollective(static_cast<const Call&>(*a->value).OpName())) continue;
+    if (!WindowOfType(a->value->type)) continue;
+    return CopyWindowOfAssign(p, *c, a);
+  }
+  return std::nullopt;
+}
+
+std::optional<ProgramPtr> InnerViewWithoutWindowBuffer(const ProgramPtr& p) {
+  auto c = FirstChain(p);
+  if (!c) return std::nullopt;
+  // Prefer a view under a loop or if; fall back to the last view of the body so
+  // straight-line programs are probed at a second position too.
+  std::vector<std::shared_ptr<const AssignStmt>> assigns;
+  CollectNestedAssigns(c->inner, false, assigns);
+  std::vector<std::shared_ptr<const AssignStmt>> all;
+  CollectAssigns(c->inner, all);
+  assigns.insert(assigns.end(), all.rbegin(), all.rend());
+  for (const auto& a : assigns) {
+    if (!WindowOfType(a->var->type) || a->value->kind() != NodeKind::kCall) continue;
+    if (static_cast<const Call&>(*a->value).OpName() != ops::kWindow) continue;
+    TypePtr t = WithWindow(a->var->type, nullptr);
+    auto var = std::make_shared<Var>(*a->var);
+    var->type = t;
+    auto call = std::make_shared<Call>(static_cast<const Call&>(*a->value));
+    call->type = t;
+    Rewriter r;
+    r.MapVar(a->var.get(), var);
+    r.stmts[a.get()] = Assign(var, call, a->span);
+    return RewriteFunction(p, c->fn, r);
+  }
+  return std::nullopt;
+}
+
+std::optional<ProgramPtr> RemoveBareSignal(const ProgramPtr& p) {
+  auto c = FirstChain(p);
+  if (!c) return std::nullopt;
+  std::vector<std::shared_ptr<const EvalStmt>> evals;
+  CollectEvals(c->inner, evals);
+  for (const auto& e : evals) {
+    if (!e->expr || e->expr->kind() != NodeKind::kCall) continue;
+    const auto& call = static_cast<const Call&>(*e->expr);
+    if (call.OpName() != ops::kAllReduce || call.args.size() != 2) continue;
+    auto copy = std::make_shared<Call>(call);
+    copy->args.pop_back();
+    auto stmt = std::make_shared<EvalStmt>(*e);  // keeps the span
+    stmt->expr = copy;
+    Rewriter r;
+    r.stmts[e.get()] = stmt;
+    return RewriteFunction(p, c->fn, r);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -462,6 +608,9 @@ const std::vector<Mutator>& AllMutators() {
       {"scope-attrs", "CDS-V017", ScopeAttrs},
       {"hoist-statement-out-of-scopes", "CDS-V012", HoistStatement},
       {"negative-device", "CDS-V021", NegativeDevice},
+      {"in-place-result-window-buffer-copy", "CDS-V003", InPlaceResultWindowBufferCopy},
+      {"inner-view-without-window-buffer", "CDS-V001", InnerViewWithoutWindowBuffer},
+      {"remove-bare-allreduce-signal", "CDS-V022", RemoveBareSignal},
   };
   return registry;
 }
