@@ -83,10 +83,14 @@ OpRegistry::OpRegistry() {
            RequireShape(op, a[0], span);
            RequireDTypeKwarg(op, kw, span);
          } else {
-           if (FindKwarg(kw, "dtype")) throw ValueError(fmt::format("{}: dtype= is only allowed with a shape list", op), span);
+           if (FindKwarg(kw, "dtype")) {
+             throw ValueError(fmt::format("{}: dtype= is only allowed with a shape list", op), span);
+           }
            const auto* t = a[0]->type->kind() == NodeKind::kScalarType
                                ? static_cast<const ScalarType*>(a[0]->type.get()) : nullptr;
-           if (!t || !IsInteger(t->dtype)) throw ValueError(fmt::format("{}: size must be an integer scalar (bytes)", op), span);
+           if (!t || !IsInteger(t->dtype)) {
+             throw ValueError(fmt::format("{}: size must be an integer scalar (bytes)", op), span);
+           }
          }
          const AttrValue* name = FindKwarg(kw, "name");
          if (name && !std::holds_alternative<std::string>(*name)) {
@@ -98,7 +102,8 @@ OpRegistry::OpRegistry() {
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kWindow);
          if (!IsUnknown(a[0]) && a[0]->type->kind() != NodeKind::kPtrType) {
-           throw ValueError(fmt::format("{}: first argument must be a window buffer pointer (pl.Ptr)", op), span);
+           throw ValueError(
+               fmt::format("{}: first argument must be a window buffer pointer (pl.Ptr)", op), span);
          }
          const MakeTuple* shape = RequireShape(op, a[1], span);
          return DistTensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
@@ -113,7 +118,9 @@ OpRegistry::OpRegistry() {
          if (a.size() == 2) RequireWindow(op, "signal", a[1], span, true);
          RequireEnumKwarg(op, kw, "op", span);
          const AttrValue* cn = FindKwarg(kw, "core_num");
-         if (cn && !std::holds_alternative<int64_t>(*cn)) throw ValueError(fmt::format("{}: core_num= must be an integer", op), span);
+         if (cn && !std::holds_alternative<int64_t>(*cn)) {
+           throw ValueError(fmt::format("{}: core_num= must be an integer", op), span);
+         }
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kBroadcast), 2, 2, {"root"}, {},
