@@ -85,13 +85,17 @@ build_variant() {
   cmake --preset fuzz -B "$BUILD" -DCDS_INJECT_BUG="$k" >"$OUT/configure.log" 2>&1
   cmake --build "$BUILD" -j"$(nproc)" --target "${fuzz_targets[@]}" >"$OUT/build-$k.log" 2>&1
   mkdir -p "$OUT/bin/$k"
-  for d in "${fuzz_targets[@]}"; do cp "$BUILD/fuzz/targets/$d" "$OUT/bin/$k/"; done
+  # cp + mv: a rename succeeds even while an older copy is still running.
+  for d in "${fuzz_targets[@]}"; do
+    cp "$BUILD/fuzz/targets/$d" "$OUT/bin/$k/.$d" && mv -f "$OUT/bin/$k/.$d" "$OUT/bin/$k/$d"
+  done
   if ((HAVE_PROP)) && [[ " ${DET[*]} " == *" prop_test "* ]]; then
     # RapidCheck links only into unsanitized, non-fuzzer binaries: a release build.
     cmake --preset release -B "$PROP_BUILD" -DCDS_INJECT_BUG="$k" -DCDS_BUILD_BENCH=OFF \
       >"$OUT/configure-prop.log" 2>&1
     cmake --build "$PROP_BUILD" -j"$(nproc)" --target prop_test >"$OUT/build-prop-$k.log" 2>&1
-    cp "$(find "$PROP_BUILD/tests/prop" -maxdepth 1 -name prop_test -type f | head -1)" "$OUT/bin/$k/"
+    cp "$PROP_BUILD/tests/prop/prop_test" "$OUT/bin/$k/.prop_test"
+    mv -f "$OUT/bin/$k/.prop_test" "$OUT/bin/$k/prop_test"
   fi
 }
 
@@ -120,12 +124,13 @@ run_detector() {
     prop_test)
       # The suite at its default budgets, again and again with new seeds, so every
       # property gets its turn before the cap (one huge max_success would keep the
-      # first property busy for the whole budget).
+      # first property busy for the whole budget). noshrink: the time to the first
+      # counterexample is what is measured, not the time to shrink it.
       local deadline=$(( $(date +%s) + CAP )) seed=0 left
       : >"$work/log"
       while left=$((deadline - $(date +%s))); ((left > 0)); do
         seed=$((seed + 1))
-        RC_PARAMS="seed=$seed" timeout "$left" "$bin" >>"$work/log" 2>&1 || rc=$?
+        RC_PARAMS="seed=$seed noshrink=1" timeout "$left" "$bin" >>"$work/log" 2>&1 || rc=$?
         if ((rc != 0)); then
           [[ $rc == 124 ]] && rc=0  # ran out of time without a failure
           break

@@ -12,7 +12,6 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include "fuzz/gen/rc_gen.h"
 #include "ir/error.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -21,6 +20,7 @@
 #include "pass/materialize_comm_domain_scopes.h"
 #include "pass/synthesize_allreduce_signals.h"
 #include "tests/prop/prop_budget.h"
+#include "tests/prop/prop_gen.h"
 #include "tests/prop/prop_util.h"
 #include "tests/verifier/mutators.h"
 #include "verifier/verifier.h"
@@ -59,7 +59,7 @@ ir::ProgramPtr PipelineOrFail(const GeneratedProgram& p) {
 // the pass manager uses (after each of the two passes).
 TEST(PipelineProperty, OutputPassesVerifier) {
   CheckProperty(kVerifierCases, [] {
-    const GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const GeneratedProgram p = *ValidProgram();
     const ir::ProgramPtr out = PipelineOrFail(p);
     auto diags = verify::VerifyProgram(out);
     if (!diags.empty()) RC_FAIL(FailureMessage("VerifyProgram(output) is not clean", p, diags));
@@ -77,7 +77,7 @@ TEST(PipelineProperty, OutputPassesVerifier) {
 // variables, in order) equal the model's expectation.
 TEST(PipelineProperty, ScopesMatchModel) {
   CheckProperty(kScopeCases, [] {
-    const GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const GeneratedProgram p = *ValidProgram();
     const ir::ProgramPtr out = PipelineOrFail(p);
     const auto observed = ObserveScopes(out);
     const auto expected = ExpectedScopes(p.expect);
@@ -86,8 +86,8 @@ TEST(PipelineProperty, ScopesMatchModel) {
       same = observed[i].name == expected[i].name && observed[i].scopes == expected[i].scopes;
     }
     if (!same) {
-      RC_FAIL(FailureMessage("scopes differ from the model\n--- expected ---\n" + ToString(expected) +
-                                 "--- observed ---\n" + ToString(observed),
+      RC_FAIL(FailureMessage("scopes differ from the model\n--- expected ---\n" +
+                                 ToString(expected) + "--- observed ---\n" + ToString(observed),
                              p));
     }
   });
@@ -101,9 +101,8 @@ void CheckRoundTrip(const ir::ProgramPtr& x, const std::string& what, const Gene
   try {
     back = ir::ParseProgram(text, {.filename = "printed.pyir"});
   } catch (const ValueError& e) {
-    RC_FAIL(FailureMessage(what + ": printed text does not parse: " + e.Format() +
-                               "\n--- printed ---\n" + text,
-                           p));
+    RC_FAIL(FailureMessage(
+        what + ": printed text does not parse: " + e.Format() + "\n--- printed ---\n" + text, p));
   }
   const ir::EqualityResult eq = ir::StructuralEqualWhere(x, back);
   if (!eq.equal) {
@@ -125,7 +124,7 @@ void CheckRoundTrip(const ir::ProgramPtr& x, const std::string& what, const Gene
 // 3. Round trip of the input and of the output.
 TEST(PipelineProperty, PrintParseRoundTrip) {
   CheckProperty(kRoundTripCases, [] {
-    const GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const GeneratedProgram p = *ValidProgram();
     CheckRoundTrip(p.ir, "input", p);
     CheckRoundTrip(PipelineOrFail(p), "output", p);
   });
@@ -135,7 +134,7 @@ TEST(PipelineProperty, PrintParseRoundTrip) {
 // the whole pipeline and for each pass alone.
 TEST(PipelineProperty, Idempotence) {
   CheckProperty(kIdempotenceCases, [] {
-    const GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const GeneratedProgram p = *ValidProgram();
     const ir::ProgramPtr out = PipelineOrFail(p);
     ir::ProgramPtr again;
     try {
@@ -155,13 +154,14 @@ TEST(PipelineProperty, Idempotence) {
 // of MaterializeCommDomainScopes alone.
 TEST(PipelineProperty, RelationalInputOutput) {
   CheckProperty(kRelationalCases, [] {
-    const GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const GeneratedProgram p = *ValidProgram();
     const ir::ProgramPtr out = PipelineOrFail(p);
     auto diags = verify::VerifyRelational(p.ir, out);
     if (!diags.empty()) RC_FAIL(FailureMessage("VerifyRelational(input, output)", p, diags));
     const ir::ProgramPtr mid = pass::SynthesizeAllReduceSignals(p.ir);
     diags = verify::VerifyRelational(mid, pass::MaterializeCommDomainScopes(mid));
-    if (!diags.empty()) RC_FAIL(FailureMessage("VerifyRelational(SARS output, MCDS output)", p, diags));
+    if (!diags.empty())
+      RC_FAIL(FailureMessage("VerifyRelational(SARS output, MCDS output)", p, diags));
   });
 }
 
@@ -175,9 +175,9 @@ bool MentionsAny(const std::string& message, const std::vector<std::string>& any
 // Text path: ParseProgram(RenderText) then the stage that should reject it.
 void CheckInvalidText(const GeneratedProgram& p) {
   const fuzz::InvalidSpec& spec = *p.invalid;
-  const std::string expected =
-      fmt::format("expected a {} error at line {} mentioning one of [{}]", fuzz::StageName(spec.text_stage),
-                  spec.line, fmt::join(spec.message_any_of, ", "));
+  const std::string expected = fmt::format("expected a {} error at line {} mentioning one of [{}]",
+                                           fuzz::StageName(spec.text_stage), spec.line,
+                                           fmt::join(spec.message_any_of, ", "));
   RC_LOG() << expected << "\n" << p.text;
   auto check_error = [&](const ValueError& e, const std::string& stage) {
     if (e.span().line != spec.line || !MentionsAny(e.message(), spec.message_any_of)) {
@@ -201,7 +201,8 @@ void CheckInvalidText(const GeneratedProgram& p) {
     mid = pass::SynthesizeAllReduceSignals(parsed);
   } catch (const ValueError& e) {
     if (spec.text_stage != fuzz::Stage::kSynthesize) {
-      RC_FAIL(FailureMessage(expected + "; SynthesizeAllReduceSignals rejected it: " + e.Format(), p));
+      RC_FAIL(
+          FailureMessage(expected + "; SynthesizeAllReduceSignals rejected it: " + e.Format(), p));
     }
     check_error(e, "synthesize");
     return;
@@ -236,10 +237,10 @@ void CheckInvalidIR(const GeneratedProgram& p) {
       sars_threw = true;
     }
     if (sars_threw != (spec.ir_stage == fuzz::Stage::kSynthesize)) {
-      RC_FAIL(FailureMessage(fmt::format("IR path: expected stage {}, got {}",
-                                         fuzz::StageName(spec.ir_stage),
-                                         sars_threw ? "synthesize" : "materialize"),
-                             p));
+      RC_FAIL(FailureMessage(
+          fmt::format("IR path: expected stage {}, got {}", fuzz::StageName(spec.ir_stage),
+                      sars_threw ? "synthesize" : "materialize"),
+          p));
     }
     return;
   }
@@ -254,7 +255,7 @@ TEST(PipelineProperty, InvalidProgramsGiveThePlantedDiagnostic) {
     CheckProperty(
         kInvalidCasesPerKind,
         [kind] {
-          const GeneratedProgram p = *fuzz::rcgen::InvalidProgram(kind);
+          const GeneratedProgram p = *InvalidProgram(kind);
           RC_ASSERT(p.invalid.has_value());
           CheckInvalidText(p);
           CheckInvalidIR(p);
@@ -267,14 +268,15 @@ TEST(PipelineProperty, InvalidProgramsGiveThePlantedDiagnostic) {
 // mutators of tests/verifier, applied to pipeline outputs instead of fixtures).
 TEST(PipelineProperty, VerifierCatchesMutatedOutputs) {
   CheckProperty(kMutantCases, [] {
-    const GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const GeneratedProgram p = *ValidProgram();
     const ir::ProgramPtr in = p.ir;
     const ir::ProgramPtr out = PipelineOrFail(p);
     for (const verify::testing::Mutator* m : verify::testing::ApplicableMutators(out)) {
       const ir::ProgramPtr bad = *m->apply(out);
       const auto diags = verify::VerifyAll(in, bad);
       if (!verify::HasCode(diags, m->code)) {
-        RC_FAIL(FailureMessage(fmt::format("mutator {} should give {}", m->name, m->code), p, diags));
+        RC_FAIL(
+            FailureMessage(fmt::format("mutator {} should give {}", m->name, m->code), p, diags));
       }
     }
   });

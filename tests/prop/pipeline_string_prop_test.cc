@@ -10,10 +10,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "fuzz/gen/rc_gen.h"
 #include "ir/error.h"
 #include "pass/pass_manager.h"
 #include "tests/prop/prop_budget.h"
+#include "tests/prop/prop_gen.h"
 #include "tests/prop/prop_util.h"
 
 namespace cds::prop {
@@ -22,15 +22,16 @@ namespace {
 constexpr int kPipelineCases = 200;
 
 const std::vector<std::string>& Names() {
-  static const std::vector<std::string> names = {std::string(pass::kSynthesizeAllReduceSignalsPass),
-                                                 std::string(pass::kMaterializeCommDomainScopesPass),
-                                                 "no-such-pass", ""};
+  static const std::vector<std::string> names = {
+      std::string(pass::kSynthesizeAllReduceSignalsPass),
+      std::string(pass::kMaterializeCommDomainScopesPass), "no-such-pass", ""};
   return names;
 }
 
 TEST(PassManagerProperty, PipelineStrings) {
   CheckProperty(kPipelineCases, [] {
-    const auto picks = *rc::gen::container<std::vector<size_t>>(rc::gen::inRange<size_t>(0, Names().size()));
+    const auto picks =
+        *rc::gen::container<std::vector<size_t>>(rc::gen::inRange<size_t>(0, Names().size()));
     std::string text;
     bool valid = true;
     std::vector<std::string> expected;
@@ -63,7 +64,7 @@ TEST(PassManagerProperty, PipelineStrings) {
 // manager reports the properties of the passes that ran.
 TEST(PassManagerProperty, KnownPipelinesOnOutputs) {
   CheckProperty(kPipelineCases / 2, [] {
-    const fuzz::GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const fuzz::GeneratedProgram p = *ValidProgram();
     RC_LOG() << p.text;
     const ir::ProgramPtr out = RunDefaultPipeline(p.ir);
     const auto picks = *rc::gen::container<std::vector<size_t>>(rc::gen::inRange<size_t>(0, 2));
@@ -76,7 +77,8 @@ TEST(PassManagerProperty, KnownPipelinesOnOutputs) {
     }
     pass::PassManager pm = pass::PassManager::FromPipeline(text);
     const ir::ProgramPtr again = pm.Run(out);
-    if (again != out) RC_FAIL(FailureMessage("pipeline '" + text + "' changed a materialized program", p));
+    if (again != out)
+      RC_FAIL(FailureMessage("pipeline '" + text + "' changed a materialized program", p));
     RC_ASSERT(pm.properties() == produced);
   });
 }

@@ -78,7 +78,8 @@ std::vector<ObservedFunction> ObserveScopes(const ir::ProgramPtr& program) {
     for (const auto& s : reader.scopes) {
       ObservedScope os{s->name_hint, s->devices, {}, {}};
       for (const ir::WindowBufferPtr& wb : s->slots) {
-        auto it = wb && wb->base ? reader.alloc_names.find(wb->base.get()) : reader.alloc_names.end();
+        auto it =
+            wb && wb->base ? reader.alloc_names.find(wb->base.get()) : reader.alloc_names.end();
         os.slots.push_back(it != reader.alloc_names.end() ? it->second : "<no alloc>");
         os.slot_vars.push_back(wb && wb->base ? wb->base->name_hint : "<null>");
       }

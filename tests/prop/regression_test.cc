@@ -17,14 +17,16 @@ namespace {
 TEST(PropRegression, SignalNumberingSkipsTakenNames) {
   const fuzz::GeneratedProgram p = fuzz::Generate(5, {});
   ASSERT_NE(p.text.find("__allreduce_signal_1 ="), std::string::npos)
-      << "seed 5 no longer plants the name collision; pick a new seed\n" << p.text;
+      << "seed 5 no longer plants the name collision; pick a new seed\n"
+      << p.text;
   const auto expected = ExpectedScopes(p.expect);
   const auto observed = ObserveScopes(RunDefaultPipeline(p.ir));
   ASSERT_EQ(expected.size(), observed.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(expected[i].name, observed[i].name);
-    EXPECT_TRUE(expected[i].scopes == observed[i].scopes)
-        << "expected:\n" << ToString(expected) << "observed:\n" << ToString(observed) << p.text;
+    EXPECT_TRUE(expected[i].scopes == observed[i].scopes) << "expected:\n"
+                                                          << ToString(expected) << "observed:\n"
+                                                          << ToString(observed) << p.text;
   }
   bool skipped = false;
   for (const auto& s : p.expect.signals) skipped |= s.buffer == "__allreduce_signal_buf_2";

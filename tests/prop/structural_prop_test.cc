@@ -8,13 +8,13 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "fuzz/gen/rc_gen.h"
 #include "ir/error.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
 #include "tests/prop/prop_budget.h"
+#include "tests/prop/prop_gen.h"
 #include "tests/prop/prop_util.h"
 
 namespace cds::prop {
@@ -39,7 +39,7 @@ void ExpectEqualWithHash(const ir::ProgramPtr& a, const ir::ProgramPtr& b, const
 // output of the pipeline.
 TEST(StructuralLaws, OnGeneratedPrograms) {
   CheckProperty(kLawCases, [] {
-    const GeneratedProgram p = *fuzz::rcgen::ValidProgram();
+    const GeneratedProgram p = *ValidProgram();
     RC_LOG() << p.text;
     ir::ProgramPtr out;
     try {
@@ -61,7 +61,8 @@ TEST(StructuralLaws, OnGeneratedPrograms) {
     }
     ExpectEqualWithHash(parsed, p.ir, "parse(RenderText) vs RenderIR", p);
     // The pass must treat the parsed and the rendered input alike.
-    ExpectEqualWithHash(RunDefaultPipeline(parsed), out, "pipeline(parsed) vs pipeline(rendered)", p);
+    ExpectEqualWithHash(RunDefaultPipeline(parsed), out, "pipeline(parsed) vs pipeline(rendered)",
+                        p);
   });
 }
 
@@ -74,7 +75,7 @@ TEST(StructuralLaws, PairsOfPrograms) {
     small.size = 6;
     // Half the time b replays a's draws (equal programs built as separate objects),
     // otherwise b is independent (almost always a different program).
-    const auto draws = rc::gen::container<std::vector<uint64_t>>(rc::gen::arbitrary<uint64_t>());
+    const auto draws = BoundedDraws();
     const std::vector<uint64_t> da = *draws;
     const std::vector<uint64_t> db = *rc::gen::oneOf(rc::gen::just(da), draws);
     const GeneratedProgram a = fuzz::GenerateFromDraws(da, small);
