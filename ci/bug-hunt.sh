@@ -2,7 +2,10 @@
 # Bug-injection evaluation of the detectors: for every CDS_INJECT_BUG variant of
 # the passes, how many seconds each detector needs to report it (capped).
 #
-#   ci/bug-hunt.sh [--cap SECONDS] [--bugs 1,2,...] [--detectors a,b] [--out DIR]
+#   ci/bug-hunt.sh [--cap SECONDS] [--bugs 1,2,...] [--detectors a,b] [--out DIR] [--reuse]
+#
+# --reuse keeps the result of every (bug, detector) pair already measured in
+# build/bug-hunt/run/<K>/<detector>/result (after an interrupted run).
 #
 # Detectors: gen_sweep (the generator-driven property oracle, seeds in turn),
 # fuzz_pipeline and fuzz_text_mutate (libFuzzer from their seed corpora), and
@@ -23,13 +26,15 @@ CAP=120
 BUGS=""
 DETECTORS="gen_sweep,fuzz_pipeline,fuzz_text_mutate,prop_test"
 OUT="$ROOT/build/bug-hunt"
+REUSE=0
 while (($#)); do
   case "$1" in
     --cap) CAP=$2; shift 2 ;;
     --bugs) BUGS=$2; shift 2 ;;
     --detectors) DETECTORS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --reuse) REUSE=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "bug-hunt.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -83,7 +88,9 @@ build_variant() {
   local k=$1 fuzz_targets=() d
   for d in "${DET[@]}"; do [[ "$d" != prop_test ]] && fuzz_targets+=("$d"); done
   cmake --preset fuzz -B "$BUILD" -DCDS_INJECT_BUG="$k" >"$OUT/configure.log" 2>&1
-  cmake --build "$BUILD" -j"$(nproc)" --target "${fuzz_targets[@]}" >"$OUT/build-$k.log" 2>&1
+  # Once more on failure: under memory pressure clang has been seen to crash.
+  cmake --build "$BUILD" -j"$(nproc)" --target "${fuzz_targets[@]}" >"$OUT/build-$k.log" 2>&1 ||
+    cmake --build "$BUILD" -j1 --target "${fuzz_targets[@]}" >>"$OUT/build-$k.log" 2>&1
   mkdir -p "$OUT/bin/$k"
   # cp + mv: a rename succeeds even while an older copy is still running.
   for d in "${fuzz_targets[@]}"; do
@@ -93,7 +100,8 @@ build_variant() {
     # RapidCheck links only into unsanitized, non-fuzzer binaries: a release build.
     cmake --preset release -B "$PROP_BUILD" -DCDS_INJECT_BUG="$k" -DCDS_BUILD_BENCH=OFF \
       >"$OUT/configure-prop.log" 2>&1
-    cmake --build "$PROP_BUILD" -j"$(nproc)" --target prop_test >"$OUT/build-prop-$k.log" 2>&1
+    cmake --build "$PROP_BUILD" -j"$(nproc)" --target prop_test >"$OUT/build-prop-$k.log" 2>&1 ||
+      cmake --build "$PROP_BUILD" -j1 --target prop_test >>"$OUT/build-prop-$k.log" 2>&1
     cp "$PROP_BUILD/tests/prop/prop_test" "$OUT/bin/$k/.prop_test"
     mv -f "$OUT/bin/$k/.prop_test" "$OUT/bin/$k/prop_test"
   fi
@@ -148,11 +156,22 @@ run_detector() {
 
 declare -A RESULT
 for k in "${BUG_LIST[@]}"; do
+  todo=()
+  for d in "${DET[@]}"; do
+    if ((REUSE)) && [[ -s "$OUT/run/$k/$d/result" ]]; then
+      RESULT[$k,$d]=$(cat "$OUT/run/$k/$d/result")
+      log "bug $k: $d -> ${RESULT[$k,$d]} (reused)"
+    else
+      todo+=("$d")
+    fi
+  done
+  ((${#todo[@]})) || continue
   log "bug $k (${NAME[$k]:-?}): building"
   build_variant "$k"
-  for d in "${DET[@]}"; do
+  for d in "${todo[@]}"; do
     r=$(run_detector "$k" "$d")
     RESULT[$k,$d]=$r
+    echo "$r" >"$OUT/run/$k/$d/result"
     what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: AddressSanitizer: [a-z-]+|\[  FAILED  \] [A-Za-z_./0-9]+' \
       "$OUT/run/$k/$d/log" | head -1 || true)
     log "bug $k: $d -> ${r}${what:+ s ($what)}"

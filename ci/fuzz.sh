@@ -10,7 +10,7 @@
 # --minutes/--seconds: budget per target (default 60 s). --jobs N: N libFuzzer
 # workers per target (fork mode; default 1). --build-dir: use fuzz targets already
 # built there (fuzz/targets/<name>) instead of building the fuzz preset.
-# --inject-bug K: configure and build build/fuzz-bug-K with -DCDS_INJECT_BUG=K (to
+# --inject-bug K: configure and build build/bug-hunt-fuzz-K with -DCDS_INJECT_BUG=K (to
 # prove that a campaign catches a known bug). Exit 0: no finding; 1: a finding;
 # 2: the campaign itself failed.
 set -euo pipefail
@@ -40,7 +40,7 @@ while (($#)); do
   esac
 done
 if [[ -z "$OUT" ]]; then
-  OUT="$ROOT/build/fuzz-campaign${INJECT:+-bug$INJECT}"
+  OUT="$ROOT/build/fuzz/campaign${INJECT:+-bug$INJECT}"
 fi
 
 log() { printf '[fuzz %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -56,7 +56,7 @@ IFS=',' read -r -a TARGET_LIST <<<"$TARGETS"
 # Only the fuzz binaries are needed: building the whole preset would also build
 # every tool under ASan for nothing.
 if [[ -n "$INJECT" ]]; then
-  BUILD_DIR="$ROOT/build/fuzz-bug-$INJECT"
+  BUILD_DIR="$ROOT/build/bug-hunt-fuzz-$INJECT"
   log "building the fuzz targets with injected bug $INJECT in $BUILD_DIR"
   cmake --preset fuzz -B "$BUILD_DIR" -DCDS_INJECT_BUG="$INJECT" >/dev/null
   cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${TARGET_LIST[@]}"

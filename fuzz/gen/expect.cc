@@ -37,7 +37,14 @@ std::optional<ir::DeviceSet> DeviceDescriptor(const ProgramModel& m, const Dispa
     case DeviceForm::kConst: return ir::DeviceSet::Of({d.constant});
     case DeviceForm::kLoopVar: {
       const LoopModel& l = m.loops[d.loop];
-      if (l.form == LoopForm::kStep || l.form == LoopForm::kWorldSizeStart) return std::nullopt;
+      if (l.form == LoopForm::kStep || l.form == LoopForm::kWorldSizeStart || l.form == LoopForm::kVarBound) {
+        return std::nullopt;
+      }
+      const bool ranged = l.form != LoopForm::kWorldSize && l.form != LoopForm::kWorldSizeExplicit &&
+                          l.form != LoopForm::kWorldSizeTemp;
+      // Device ids are never negative, and a range too large to enumerate is refused
+      // rather than read as ALL.
+      if (ranged && (l.start < 0 || l.stop - l.start > kMaxModelDevices)) return std::nullopt;
       return LoopCoverage(l);
     }
     default: return std::nullopt;

@@ -135,6 +135,7 @@ FeatureSet ProgramModel::UsedFeatures() const {
     }
   }
   for (const LoopModel& l : loops) {
+    if (l.kind != LoopKind::kRange) set(Feature::kWholeProgram);
     if (LoopIsEmpty(l)) {
       set(Feature::kLoopEmpty);
       continue;
@@ -184,6 +185,8 @@ FeatureSet ProgramModel::UsedFeatures() const {
         case StmtKind::kScalar:
           if (s.expr.kind == SExpr::Kind::kBinary) set(Feature::kNoiseScalar);
           break;
+        case StmtKind::kScope:
+        case StmtKind::kOpaque: set(Feature::kWholeProgram); break;
         default: break;
       }
       if (s.def >= 0) {
@@ -227,6 +230,7 @@ DataType SExprDType(const ProgramModel& m, const SExpr& e) {
     case SExpr::Kind::kWorldSize: return DataType::kIndex;
     case SExpr::Kind::kBinary:
       return ir::PromoteDataTypes(e.op, SExprDType(m, e.operands[0]), SExprDType(m, e.operands[1]));
+    case SExpr::Kind::kNeg: return SExprDType(m, e.operands[0]);
   }
   return DataType::kInt64;
 }
@@ -628,6 +632,9 @@ class Generator {
       default: break;
     }
     const int loop = NewLoop(o.form, start, stop, 1, bound);
+    if (On(Feature::kWholeProgram) && c_.Chance(1, 3)) {
+      m_.loops[loop].kind = c_.Bool() ? LoopKind::kUnroll : LoopKind::kParallel;
+    }
     const int sub = static_cast<int>(c_.Int(1, std::max(1, std::min(remaining - 1, 8))));
     EmitFor(loop, [&] { GenBlock(sub, depth + 1); });
     return 1 + sub;
@@ -645,6 +652,18 @@ class Generator {
       }
     });
     return 2;
+  }
+
+  // `with pl.manual_scope():` around a block. Not a loop: collectives that must stay
+  // out of loops may appear inside, and the pass must see through it to dispatches.
+  int GenScope(int remaining, int depth) {
+    StmtModel s = NewStmt(StmtKind::kScope);
+    const int sub = static_cast<int>(c_.Int(1, std::max(1, std::min(remaining - 1, 6))));
+    std::vector<StmtModel>* saved = OpenBlock(&s.body);
+    GenBlock(sub, depth + 1);
+    CloseBlock(saved);
+    Push(std::move(s));
+    return 1 + sub;
   }
 
   int GenWhileOrIf(bool is_while, int remaining, int depth) {
@@ -760,7 +779,14 @@ class Generator {
         args.push_back(SignalArg());
         if (kind == CollKind::kAllToAllV) {
           args.push_back(SignalArg());  // send_counts: INT32 counts
-          args.push_back(SignalArg());  // recv_counts
+          // recv_counts: sometimes a fresh alloc that no dispatch reaches (allocs
+          // live only at the top level), so its coverage is only what it inherits
+          // from the target. Otherwise a lost hand-over hides behind its own.
+          if (cur_ == &m_.functions[host_].body && c_.Chance(1, 2)) {
+            args.push_back(EmitView(EmitAlloc(SizeForm::kLiteral), SignalSig()));
+          } else {
+            args.push_back(SignalArg());
+          }
         }
         in_place = target;
         break;
@@ -795,6 +821,7 @@ class Generator {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     SExpr base = !scalars.empty() && c_.Chance(3, 4) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
+    if (On(Feature::kWholeProgram) && c_.Chance(1, 3)) base = SExpr::Neg(std::move(base));
     static const ir::BinaryOp kOps[] = {ir::BinaryOp::kAdd, ir::BinaryOp::kMul, ir::BinaryOp::kSub,
                                         ir::BinaryOp::kFloorDiv, ir::BinaryOp::kFloorMod};
     SExpr e = SExpr::Bin(kOps[c_.Int(0, 4)], std::move(base), SExpr::Const(c_.Int(1, 9)));
@@ -838,7 +865,7 @@ class Generator {
   // One statement (or a compound one); returns the budget it used (>= 1).
   int Step(int remaining, int depth) {
     enum Action { kAlloc, kDispatch, kView, kAlias, kRebind, kFor, kWhile, kIf, kCollective, kTensor, kScalar,
-                  kCollision, kFallback, kNumActions };
+                  kCollision, kScope, kOpaque, kFallback, kNumActions };
     std::vector<int> w(kNumActions, 0);
     const bool has_alloc = !host_allocs_.empty();
     const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
@@ -863,6 +890,10 @@ class Generator {
     if (On(Feature::kNoiseTensor)) w[kTensor] = 3;
     if (On(Feature::kNoiseScalar)) w[kScalar] = 3;
     if (On(Feature::kNameCollision) && !collision_done_) w[kCollision] = 3;
+    if (On(Feature::kWholeProgram)) {
+      if (remaining >= 2 && depth < 3) w[kScope] = 4;
+      if (has_view) w[kOpaque] = 3;
+    }
     w[kFallback] = 1;
     switch (static_cast<Action>(c_.Weighted(w))) {
       case kAlloc: {
@@ -891,6 +922,16 @@ class Generator {
       case kTensor: GenNoiseTensor(); return 1;
       case kScalar: GenNoiseScalar(); return 1;
       case kCollision: GenNameCollision(); return 1;
+      case kScope: return GenScope(remaining, depth);
+      case kOpaque: {
+        // Views handed to an opaque call: the pass must not count them as consumed.
+        std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+        StmtModel s = NewStmt(StmtKind::kOpaque);
+        s.src = c_.Pick(views);
+        if (c_.Bool()) s.src2 = c_.Pick(views);
+        Push(std::move(s));
+        return 1;
+      }
       default: {
         StmtModel s = NewStmt(StmtKind::kScalar);
         s.def = NewValue(Fresh("k"), ValueKind::kScalar);
@@ -1312,6 +1353,59 @@ class Planter {
         g_.EmitCollectiveStmt(g_.NewCollective(CollKind::kAllReduce, {p, s2}), -1);
         spec.stmt = last_id();
         spec.message_any_of = {"allreduce", m_.allocs[p_alloc].name};
+        break;
+      }
+      case InvalidKind::kDeviceMissing: {
+        std::vector<int> args = g_.DispatchArgs(callee, x, false);
+        g_.EmitDispatch(callee, args, DeviceForm::kMissing, 0, -1, -1, false);
+        spec.stmt = last_id();
+        spec.message_any_of = {"has no device="};
+        break;
+      }
+      case InvalidKind::kDeviceLoopNonconstBounds:
+      case InvalidKind::kDeviceRangeNegativeStart:
+      case InvalidKind::kDeviceRangeTooLarge: {
+        std::vector<int> args = g_.DispatchArgs(callee, x, false);
+        int loop;
+        if (kind == InvalidKind::kDeviceLoopNonconstBounds) {
+          // `c = n + K` (or `c = K * n`): computed, so neither a constant nor world_size().
+          const int n = g_.EmitWorldSizeTemp();
+          StmtModel k = g_.NewStmt(StmtKind::kScalar);
+          k.def = g_.NewValue(g_.Fresh("c"), ValueKind::kScalar);
+          g_.m_.values[k.def].scalar_dtype = DataType::kIndex;
+          k.expr = c_.Bool() ? SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(n), SExpr::Const(c_.Int(0, 3)))
+                             : SExpr::Bin(ir::BinaryOp::kMul, SExpr::VarRef(n), SExpr::Const(c_.Int(1, 3)));
+          const int bound = k.def;
+          g_.Push(std::move(k));
+          loop = g_.NewLoop(LoopForm::kVarBound, 0, 0, 1, bound);
+          spec.message_any_of = {"neither integer constants"};
+        } else if (kind == InvalidKind::kDeviceRangeNegativeStart) {
+          const int64_t start = -c_.Int(1, 3);
+          loop = g_.NewLoop(c_.Bool() ? LoopForm::kStartStop : LoopForm::kStartStopStep1, start,
+                            start + c_.Int(1, 6), 1, -1);
+          spec.message_any_of = {"negative device id"};
+        } else {
+          // One past the limit is the boundary; 100000 is the obvious hostile case.
+          const int64_t stop = c_.Bool() ? kMaxModelDevices + 1 : 100000;
+          loop = c_.Bool() ? g_.NewLoop(LoopForm::kStop, 0, stop, 1, -1)
+                           : g_.NewLoop(LoopForm::kStartStop, 0, stop, 1, -1);
+          spec.message_any_of = {"more than the 65536"};
+        }
+        g_.EmitFor(loop, [&] {
+          g_.EmitDispatch(callee, args, DeviceForm::kLoopVar, 0, m_.loops[loop].var, loop, false);
+          spec.stmt = last_id();
+        });
+        break;
+      }
+      case InvalidKind::kBarrierUncovered: {
+        // The signal alloc has a view but no dispatch. The pass checks hand-overs
+        // (barrier included) before alloc coverage, so the barrier call is reported,
+        // not the unconsumed alloc.
+        const int a = g_.EmitAlloc(SizeForm::kLiteral);
+        const int signal = g_.EmitView(a, Sig({8}, DataType::kInt32));
+        g_.EmitCollectiveStmt(g_.NewCollective(CollKind::kBarrier, {signal}), -1);
+        spec.stmt = last_id();
+        spec.message_any_of = {"no dispatch coverage of its own"};
         break;
       }
       case InvalidKind::kCount: break;

@@ -58,7 +58,8 @@ namespace cds::fuzz {
   X(CollectiveResult, "collective_result") /* x = pld.tensor.allreduce(..) */    \
   X(NoiseTensor, "noise_tensor")          /* pl.tensor.create / add */           \
   X(NoiseScalar, "noise_scalar")          /* s = (n * 2) + 1 */                  \
-  X(NameCollision, "name_collision")      /* a Var named __allreduce_signal_K */
+  X(NameCollision, "name_collision")      /* a Var named __allreduce_signal_K */ \
+  X(WholeProgram, "whole_program")        /* unroll/parallel, scopes, opaque */
 
 enum class Feature : uint8_t {
 #define CDS_GEN_FEATURE_ENUM(N, S) k##N,
@@ -109,12 +110,12 @@ struct ValueModel {
 
 // A scalar expression: temps, loop bounds, conditions, computed alloc sizes.
 struct SExpr {
-  enum class Kind : uint8_t { kConst, kVar, kWorldSize, kBytesOf, kBinary } kind = Kind::kConst;
+  enum class Kind : uint8_t { kConst, kVar, kWorldSize, kBytesOf, kBinary, kNeg } kind = Kind::kConst;
   int64_t constant = 0;
   int var = -1;
   ir::DataType dtype = ir::DataType::kInt64;  // kBytesOf: the dtype named
   ir::BinaryOp op = ir::BinaryOp::kAdd;
-  std::vector<SExpr> operands;  // kBinary: two
+  std::vector<SExpr> operands;  // kBinary: two; kNeg: one
 
   static SExpr Const(int64_t c) {
     SExpr e;
@@ -136,6 +137,13 @@ struct SExpr {
     SExpr e;
     e.kind = Kind::kBytesOf;
     e.dtype = dt;
+    return e;
+  }
+  // `-(x)`: a UnaryExpr; never a literal (the parser folds `-5` into ConstInt(-5)).
+  static SExpr Neg(SExpr x) {
+    SExpr e;
+    e.kind = Kind::kNeg;
+    e.operands = {std::move(x)};
     return e;
   }
   static SExpr Bin(ir::BinaryOp op, SExpr a, SExpr b) {
@@ -201,11 +209,22 @@ enum class LoopForm : uint8_t {
   // Invalid as a device= source:
   kStep,               // pl.range(a, b, s), s != 1
   kWorldSizeStart,     // pl.range(a, pld.world_size()), a != 0
+  kVarBound,           // pl.range(c), c = n + K: a Var neither constant nor world_size
+  // kStartStop with a negative start, or with more than kMaxModelDevices ids, is
+  // invalid too (see DeviceDescriptor): the form is fine, the values are not.
 };
+
+// The largest constant range a dispatch may enumerate (DESIGN §4 bounds it so a
+// hostile pl.range(10**12) cannot exhaust memory); the model's own copy of it.
+inline constexpr int64_t kMaxModelDevices = 65536;
+
+// How the loop is spelled: the pass must treat pl.unroll / pl.parallel as pl.range.
+enum class LoopKind : uint8_t { kRange, kUnroll, kParallel };
 
 struct LoopModel {
   int var = -1;  // loop variable value
   LoopForm form = LoopForm::kStop;
+  LoopKind kind = LoopKind::kRange;
   int64_t start = 0, stop = 0, step = 1;
   int bound_var = -1;  // kWorldSizeTemp / kStopTemp: the temp holding the stop
 };
@@ -217,6 +236,7 @@ enum class DeviceForm : uint8_t {
   kNegative,    // device=-1
   kNotLoopVar,  // device=d, d a scalar temp
   kExpr,        // device=r + 1
+  kMissing,     // no device= at all
 };
 
 struct DispatchModel {
@@ -267,6 +287,8 @@ enum class StmtKind : uint8_t {
   kTensorCreate,  // def
   kTensorAdd,     // def = src + src2
   kReturn,        // returns `0`, or ref: collective (in_return)
+  kScope,         // `with pl.manual_scope():` body (a generic ScopeStmt)
+  kOpaque,        // `pl.touch(src[, src2])`: views in an opaque call, not a dispatch
 };
 
 struct StmtModel {
@@ -334,7 +356,12 @@ ProgramModel GenerateModel(Choices& choices, const GenOptions& options);
   X(NestedAllReduce, "nested_allreduce")                                  \
   X(AllReduceArity, "allreduce_arity")                                    \
   X(CollectiveNotView, "collective_not_view")                             \
-  X(NoTransitiveCoverage, "no_transitive_coverage")
+  X(NoTransitiveCoverage, "no_transitive_coverage")                      \
+  X(DeviceMissing, "device_missing")           /* self.f(x) */             \
+  X(DeviceLoopNonconstBounds, "device_loop_nonconst_bounds")              \
+  X(DeviceRangeNegativeStart, "device_range_negative_start")              \
+  X(DeviceRangeTooLarge, "device_range_too_large") /* pl.range(0, 1e5) */ \
+  X(BarrierUncovered, "barrier_uncovered")     /* signal never dispatched */
 
 enum class InvalidKind : uint8_t {
 #define CDS_GEN_INVALID_ENUM(N, S) k##N,

@@ -91,6 +91,8 @@ class TextWriter {
         std::string s = fmt::format("{} {} {}", Expr(e.operands[0], true), BinOpText(e.op), Expr(e.operands[1], true));
         return nested ? "(" + s + ")" : s;
       }
+      // Parenthesized so that a leading `-` never meets a literal (`-5` is a ConstInt).
+      case SExpr::Kind::kNeg: return fmt::format("-({})", Expr(e.operands[0]));
     }
     return "?";
   }
@@ -141,7 +143,8 @@ class TextWriter {
       case LoopForm::kWorldSize: return "pl.range(pld.world_size())";
       case LoopForm::kWorldSizeExplicit: return "pl.range(0, pld.world_size(), 1)";
       case LoopForm::kWorldSizeTemp:
-      case LoopForm::kStopTemp: return fmt::format("pl.range({})", Name(l.bound_var));
+      case LoopForm::kStopTemp:
+      case LoopForm::kVarBound: return fmt::format("pl.range({})", Name(l.bound_var));
       case LoopForm::kStop: return fmt::format("pl.range({})", l.stop);
       case LoopForm::kStartStop: return fmt::format("pl.range({}, {})", l.start, l.stop);
       case LoopForm::kStartStopStep1: return fmt::format("pl.range({}, {}, 1)", l.start, l.stop);
@@ -158,6 +161,7 @@ class TextWriter {
       case DeviceForm::kLoopVar:
       case DeviceForm::kNotLoopVar: return Name(d.device_var);
       case DeviceForm::kExpr: return fmt::format("{} + {}", Name(d.device_var), d.constant);
+      case DeviceForm::kMissing: return "";
     }
     return "?";
   }
@@ -165,7 +169,7 @@ class TextWriter {
   std::string DispatchText(const DispatchModel& d, const std::string* first_arg = nullptr) const {
     std::vector<std::string> args;
     for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? *first_arg : Name(d.args[i]));
-    args.push_back(fmt::format("device={}", DeviceText(d)));
+    if (d.form != DeviceForm::kMissing) args.push_back(fmt::format("device={}", DeviceText(d)));
     return fmt::format("self.{}({})", m_.functions[d.callee].name, fmt::join(args, ", "));
   }
 
@@ -215,9 +219,24 @@ class TextWriter {
         }
         break;
       }
-      case StmtKind::kFor:
-        Line(indent, fmt::format("for {} in {}:", Name(m_.loops[s.ref].var), LoopText(m_.loops[s.ref])));
+      case StmtKind::kFor: {
+        std::string loop = LoopText(m_.loops[s.ref]);
+        static constexpr std::string_view kRange = "pl.range(";
+        if (m_.loops[s.ref].kind != LoopKind::kRange && loop.rfind(kRange, 0) == 0) {
+          loop = (m_.loops[s.ref].kind == LoopKind::kUnroll ? "pl.unroll(" : "pl.parallel(") +
+                 loop.substr(kRange.size());
+        }
+        Line(indent, fmt::format("for {} in {}:", Name(m_.loops[s.ref].var), loop));
         Body(s.body, indent + 1);
+        break;
+      }
+      case StmtKind::kScope:
+        Line(indent, "with pl.manual_scope():");
+        Body(s.body, indent + 1);
+        break;
+      case StmtKind::kOpaque:
+        Line(indent, s.src2 >= 0 ? fmt::format("pl.touch({}, {})", Name(s.src), Name(s.src2))
+                                 : fmt::format("pl.touch({})", Name(s.src)));
         break;
       case StmtKind::kWhile:
         Line(indent, fmt::format("while {}:", Expr(s.expr)));
@@ -303,6 +322,7 @@ class IRBuilder {
       case SExpr::Kind::kWorldSize: return WorldSize();
       case SExpr::Kind::kBytesOf: return ir::Int(ir::DataTypeBytes(e.dtype));
       case SExpr::Kind::kBinary: return ir::Binary(e.op, Expr(e.operands[0]), Expr(e.operands[1]));
+      case SExpr::Kind::kNeg: return ir::Unary(ir::UnaryOp::kNeg, Expr(e.operands[0]));
     }
     return nullptr;
   }
@@ -364,6 +384,7 @@ class IRBuilder {
       case DeviceForm::kLoopVar:
       case DeviceForm::kNotLoopVar: return Use(d.device_var);
       case DeviceForm::kExpr: return ir::Add(Use(d.device_var), ir::Int(d.constant));
+      case DeviceForm::kMissing: return nullptr;  // MakeFunctionCall then sets no device attr
     }
     return nullptr;
   }
@@ -446,12 +467,29 @@ class IRBuilder {
           case LoopForm::kWorldSizeExplicit: start = ir::Int(0); stop = WorldSize(); break;
           case LoopForm::kWorldSizeStart: stop = WorldSize(); break;
           case LoopForm::kWorldSizeTemp:
-          case LoopForm::kStopTemp: start = ir::Int(0); stop = Use(l.bound_var); break;
+          case LoopForm::kStopTemp:
+          case LoopForm::kVarBound: start = ir::Int(0); stop = Use(l.bound_var); break;
           case LoopForm::kStop: start = ir::Int(0); stop = ir::Int(l.stop); break;
           default: stop = ir::Int(l.stop); break;
         }
         VarPtr var = Def(l.var, ir::ScalarTy(DataType::kIndex));
-        return ir::For(std::move(var), std::move(start), std::move(stop), std::move(step), Body(s.body));
+        if (l.kind == LoopKind::kRange) {
+          return ir::For(std::move(var), std::move(start), std::move(stop), std::move(step), Body(s.body));
+        }
+        const ir::ForKind kind = l.kind == LoopKind::kUnroll ? ir::ForKind::kUnroll : ir::ForKind::kParallel;
+        return std::make_shared<const ir::ForStmt>(std::move(var), std::move(start), std::move(stop),
+                                                   std::move(step), Body(s.body), kind);
+      }
+      case StmtKind::kScope:
+        return std::make_shared<const ir::ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{}, ir::KwargList{},
+                                                     nullptr, Body(s.body));
+      case StmtKind::kOpaque: {
+        // An op the registry does not model: Op(name, info = nullptr), type unknown.
+        std::vector<ExprPtr> args{Use(s.src)};
+        if (s.src2 >= 0) args.push_back(Use(s.src2));
+        return ir::Eval(std::make_shared<const ir::Call>(ir::OpRegistry::Get().GetOp("pl.touch"), std::move(args),
+                                                         ir::KwargList{}, ir::ExprAttrList{},
+                                                         ir::UnknownType::Get()));
       }
       case StmtKind::kWhile: {
         ExprPtr cond = Expr(s.expr);

@@ -234,7 +234,12 @@ std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
     case InvalidKind::kDeviceNotLoopVar:
     case InvalidKind::kDeviceExpr:
     case InvalidKind::kDeviceNegative:
-    case InvalidKind::kDeviceWorldSizeStart: return {"self.", "device="};
+    case InvalidKind::kDeviceWorldSizeStart:
+    case InvalidKind::kDeviceLoopNonconstBounds:
+    case InvalidKind::kDeviceRangeNegativeStart:
+    case InvalidKind::kDeviceRangeTooLarge: return {"self.", "device="};
+    case InvalidKind::kDeviceMissing: return {"self.", "("};
+    case InvalidKind::kBarrierUncovered: return {"pld.tensor.barrier("};
     case InvalidKind::kAllToAllVInFor:
     case InvalidKind::kAllToAllVInWhile: return {"pld.tensor.all_to_all_v("};
     case InvalidKind::kNestedAllReduce: return {"(pld.tensor.allreduce("};

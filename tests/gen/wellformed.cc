@@ -123,6 +123,13 @@ class Checker {
         Block(i.else_body);
         break;
       }
+      case NodeKind::kScopeStmt: {
+        // A generic `with pl.manual_scope():` (feature whole_program): a block with no definitions.
+        const auto& sc = static_cast<const ScopeStmt&>(*s);
+        for (const auto& a : sc.args) Expr(a);
+        Block(sc.body);
+        break;
+      }
       default: problems.push_back(fmt::format("{}: unexpected statement {}", fn_, NodeKindName(s->kind())));
     }
   }

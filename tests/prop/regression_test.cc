@@ -12,12 +12,13 @@ namespace {
 // before two signal-less allreduces. DESIGN §4 makes the second signal skip K=1
 // (one of its three names is taken), as the pass does; ComputeExpectation's
 // candidate loop compared begin()/end() of two different temporaries and
-// expected K=1. Seed 5 is the first PrngChoices seed that showed it; the
+// expected K=1. Seed 5 showed it first; seed 195 plants the same case since the
+// whole_program feature changed the draws (2026-11-30). The
 // precondition keeps the case meaningful if the generator's draws change.
 TEST(PropRegression, SignalNumberingSkipsTakenNames) {
-  const fuzz::GeneratedProgram p = fuzz::Generate(5, {});
+  const fuzz::GeneratedProgram p = fuzz::Generate(195, {});
   ASSERT_NE(p.text.find("__allreduce_signal_1 ="), std::string::npos)
-      << "seed 5 no longer plants the name collision; pick a new seed\n"
+      << "seed 195 no longer plants the name collision; pick a new seed\n"
       << p.text;
   const auto expected = ExpectedScopes(p.expect);
   const auto observed = ObserveScopes(RunDefaultPipeline(p.ir));
