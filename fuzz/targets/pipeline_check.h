@@ -238,7 +238,8 @@ inline std::string DescribeSpec(const InvalidSpec& spec, Stage stage) {
 // must survive the verifier's print/parse round trip. gen_sweep always sets it;
 // fuzz_pipeline sets it for a fixed quarter of its inputs (decided by the input
 // bytes, so each input is checked the same way every time).
-inline void CheckGenerated(std::string_view target, const GeneratedProgram& p, bool thorough = true) {
+inline void CheckGenerated(std::string_view target, const GeneratedProgram& p,
+                           bool thorough = true) {
   if (p.valid()) {
     if (!p.expect.problems.empty()) {
       std::string why;
@@ -272,7 +273,8 @@ inline void CheckGenerated(std::string_view target, const GeneratedProgram& p, b
               ir::PrintProgram(run.output));
     }
     if (auto m = ScopeMismatch(p.expect, *run.output); !m.empty()) {
-      Finding(target, "scopes differ from the model's expectation", m, ir::PrintProgram(run.output));
+      Finding(target, "scopes differ from the model's expectation", m,
+              ir::PrintProgram(run.output));
     }
     if (auto i = IdempotenceProblem(run.output); !i.empty()) {
       Finding(target, "the pipeline is not idempotent", i, ir::PrintProgram(run.output));
