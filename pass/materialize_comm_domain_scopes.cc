@@ -933,7 +933,14 @@ ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f,
   HostState st;
   Collector collector(st);
   collector.Walk(f->body);
-  if (st.allocs.empty()) return f;
+  if (st.allocs.empty()) {
+    // Nothing to materialize, but the sanity rules still hold: a bad device= or a
+    // collective on something that is not a window view is rejected here too,
+    // exactly as it would be beside an alloc. A valid body comes back as is.
+    Scanner scanner(st, chip_orchs);
+    scanner.Walk(f->body);
+    return f;
+  }
   CheckAllocsHaveViews(st);
 
   Scanner scanner(st, chip_orchs);
