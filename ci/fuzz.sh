@@ -5,14 +5,17 @@
 # report (and an HTML coverage report beside it).
 #
 #   ci/fuzz.sh [--minutes N | --seconds N] [--jobs N] [--targets a,b] [--out DIR]
-#              [--no-coverage] [--build-dir DIR | --inject-bug K]
+#              [--no-coverage] [--no-triage] [--build-dir DIR | --inject-bug K]
 #
 # --minutes/--seconds: budget per target (default 60 s). --jobs N: N libFuzzer
 # workers per target (fork mode; default 1). --build-dir: use fuzz targets already
 # built there (fuzz/targets/<name>) instead of building the fuzz preset.
 # --inject-bug K: configure and build build/bug-hunt-fuzz-K with -DCDS_INJECT_BUG=K (to
 # prove that a campaign catches a known bug). Exit 0: no finding; 1: a finding;
-# 2: the campaign itself failed.
+# 2: the campaign itself failed. Each finding is minimised and then triaged
+# (ci/triage.sh: reduced, named by signature, written with a header into
+# corpus/regressions/, or into OUT/regressions/ for --build-dir/--inject-bug runs,
+# whose findings are not bugs of the real pass); --no-triage skips that.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +26,7 @@ JOBS=1
 TARGETS=""
 OUT=""
 COVERAGE=1
+TRIAGE=1
 BUILD_DIR=""
 INJECT=""
 while (($#)); do
@@ -33,9 +37,10 @@ while (($#)); do
     --targets) TARGETS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-coverage) COVERAGE=0; shift ;;
+    --no-triage) TRIAGE=0; shift ;;
     --build-dir) BUILD_DIR=$(cd "$2" && pwd); shift 2 ;;
     --inject-bug) INJECT=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -151,6 +156,15 @@ for t in "${TARGET_LIST[@]}"; do
     min="$c.min"
     "$bin" -minimize_crash=1 -runs=20000 -exact_artifact_path="$min" "$c" >"$c.minimize.log" 2>&1 || true
     [[ -s "$min" ]] || cp "$c" "$min"
+    # Every finding becomes a small regression program (reduced, named by its
+    # signature, with a header) in corpus/regressions/ for a human to review and commit.
+    if ((TRIAGE)); then
+      log "$t: triaging $(basename "$min")"
+      triage_args=(--target "$t")
+      if [[ -n "$BUILD_DIR" || -n "$INJECT" ]]; then triage_args+=(--out-dir "$OUT/regressions"); fi
+      "$ROOT/ci/triage.sh" "${triage_args[@]}" "$min" >"$c.triage.log" 2>&1 || true
+      tail -2 "$c.triage.log" | sed "s/^/[fuzz] $t: triage: /"
+    fi
     echo "$t|$c|$min|$what" >>"$OUT/findings.txt"
   done
 done
@@ -226,6 +240,10 @@ fi
       echo "  - minimised input: \`$m\`"
       echo "  - reproduce: \`${FUZZ_BIN#"$ROOT"/}/$t $m\`"
       echo "  - replay without libFuzzer: \`build/dev/fuzz/targets/${t}_replay $m\`"
+      if [[ -f "$c.triage.log" ]]; then
+        echo "  - triage (ci/triage.sh, regression written to corpus/regressions/):"
+        tail -3 "$c.triage.log" | sed 's/^/    /'
+      fi
     done <"$OUT/findings.txt"
   fi
 } >"$REPORT"
