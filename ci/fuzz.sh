@@ -27,6 +27,7 @@ TARGETS=""
 OUT=""
 COVERAGE=1
 TRIAGE=1
+BUGGY_BUILD=0  # --build-dir / --inject-bug: findings belong to that build, not the real pass
 BUILD_DIR=""
 INJECT=""
 while (($#)); do
@@ -38,7 +39,7 @@ while (($#)); do
     --out) OUT=$2; shift 2 ;;
     --no-coverage) COVERAGE=0; shift ;;
     --no-triage) TRIAGE=0; shift ;;
-    --build-dir) BUILD_DIR=$(cd "$2" && pwd); shift 2 ;;
+    --build-dir) BUILD_DIR=$(cd "$2" && pwd); BUGGY_BUILD=1; shift 2 ;;
     --inject-bug) INJECT=$2; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
@@ -61,6 +62,7 @@ IFS=',' read -r -a TARGET_LIST <<<"$TARGETS"
 # Only the fuzz binaries are needed: building the whole preset would also build
 # every tool under ASan for nothing.
 if [[ -n "$INJECT" ]]; then
+  BUGGY_BUILD=1
   BUILD_DIR="$ROOT/build/bug-hunt-fuzz-$INJECT"
   log "building the fuzz targets with injected bug $INJECT in $BUILD_DIR"
   cmake --preset fuzz -B "$BUILD_DIR" -DCDS_INJECT_BUG="$INJECT" >/dev/null
@@ -161,7 +163,9 @@ for t in "${TARGET_LIST[@]}"; do
     if ((TRIAGE)); then
       log "$t: triaging $(basename "$min")"
       triage_args=(--target "$t")
-      if [[ -n "$BUILD_DIR" || -n "$INJECT" ]]; then triage_args+=(--out-dir "$OUT/regressions"); fi
+      # A finding of a deliberately broken build is judged by that build's tools and
+      # kept out of the repository's corpus.
+      if ((BUGGY_BUILD)); then triage_args+=(--build "$BUILD_DIR" --out-dir "$OUT/regressions"); fi
       "$ROOT/ci/triage.sh" "${triage_args[@]}" "$min" >"$c.triage.log" 2>&1 || true
       tail -2 "$c.triage.log" | sed "s/^/[fuzz] $t: triage: /"
     fi
@@ -241,7 +245,7 @@ fi
       echo "  - reproduce: \`${FUZZ_BIN#"$ROOT"/}/$t $m\`"
       echo "  - replay without libFuzzer: \`build/dev/fuzz/targets/${t}_replay $m\`"
       if [[ -f "$c.triage.log" ]]; then
-        echo "  - triage (ci/triage.sh, regression written to corpus/regressions/):"
+        echo "  - triage (ci/triage.sh):"
         tail -3 "$c.triage.log" | sed 's/^/    /'
       fi
     done <"$OUT/findings.txt"
