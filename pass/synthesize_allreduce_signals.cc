@@ -312,8 +312,10 @@ class Synthesizer {
     VarPtr signal = ir::MakeVar(fmt::format("__allreduce_signal_{}", k), window->type, sp);
     out.push_back(ir::Assign(signal, window, sp));
 
-    CallPtr rebuilt =
-        ir::MakeOpCall(ir::ops::kAllReduce, {call->args[0], signal}, call->kwargs, sp);
+    // The call keeps the result type it had (a pl._dump.call may have recorded one
+    // that differs from the deduced type; DESIGN §3 says it is kept exactly).
+    CallPtr rebuilt = ir::MakeOpCallWithType(ir::ops::kAllReduce, {call->args[0], signal},
+                                             call->kwargs, call->type, sp);
     if (!call->attrs.empty()) {
       auto with_attrs = std::make_shared<Call>(*rebuilt);
       with_attrs->attrs = call->attrs;
