@@ -354,6 +354,9 @@ class Parser {
   AttrValue ParseAttrValue();
   KwargList ParseKwargDict();
   ExprAttrList ParseExprDict();
+  // `{"key": value, ...}` with string keys, no repeats; parse_value reads one value.
+  template <typename Value, typename ParseValue>
+  std::vector<std::pair<std::string, Value>> ParseStringKeyedDict(ParseValue parse_value);
   int64_t ParseIntToken(const Token& t, bool negative);
   double ParseFloatToken(const Token& t);
   std::string ParseStringLit(std::string_view what);
@@ -1707,10 +1710,11 @@ AttrValue Parser::ParseAttrValue() {
   return ParseExpr();
 }
 
-KwargList Parser::ParseKwargDict() {
+template <typename Value, typename ParseValue>
+std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(ParseValue parse_value) {
   Token open = Expect(Tok::kLBrace);
   DepthGuard g(this, open);
-  KwargList out;
+  std::vector<std::pair<std::string, Value>> out;
   while (!At(Tok::kRBrace)) {
     Token kt = Peek();
     std::string key = ParseStringLit("a dictionary key");
@@ -1718,29 +1722,19 @@ KwargList Parser::ParseKwargDict() {
       if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", key));
     }
     Expect(Tok::kColon);
-    out.emplace_back(std::move(key), ParseAttrValue());
+    out.emplace_back(std::move(key), parse_value());
     if (!Accept(Tok::kComma)) break;
   }
   Expect(Tok::kRBrace);
   return out;
 }
 
+KwargList Parser::ParseKwargDict() {
+  return ParseStringKeyedDict<AttrValue>([this] { return ParseAttrValue(); });
+}
+
 ExprAttrList Parser::ParseExprDict() {
-  Token open = Expect(Tok::kLBrace);
-  DepthGuard g(this, open);
-  ExprAttrList out;
-  while (!At(Tok::kRBrace)) {
-    Token kt = Peek();
-    std::string key = ParseStringLit("a dictionary key");
-    for (const auto& [k, v] : out) {
-      if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", key));
-    }
-    Expect(Tok::kColon);
-    out.emplace_back(std::move(key), ParseExpr());
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(Tok::kRBrace);
-  return out;
+  return ParseStringKeyedDict<ExprPtr>([this] { return ParseExpr(); });
 }
 
 ExprPtr Parser::ParseDispatch() {

@@ -115,6 +115,8 @@ struct PathSegment {
 
 class EqualChecker {
  public:
+  explicit EqualChecker(const EqualOptions& options) : options_(options) {}
+
   bool Nodes(const NodePtr& a, const NodePtr& b) {
     if (a == nullptr || b == nullptr) {
       if (a == b) return true;
@@ -155,6 +157,9 @@ class EqualChecker {
       const T& nb = static_cast<const T&>(b);
       return ForEachFieldPair(na, nb, [&](std::string_view name, const auto& x, const auto& y, FieldRole role) {
         if (role == FieldRole::kIgnored) return true;
+        if constexpr (std::is_same_v<T, DistributedTensorType>) {
+          if (options_.ignore_window_buffers && name == "window_buffer") return true;
+        }
         path_.push_back({PathSegment::kField, name, 0});
         bool ok = Value(x, y, NodeKindName(a.kind()), name);
         path_.pop_back();
@@ -247,16 +252,19 @@ class EqualChecker {
 
   PtrMap lhs_to_rhs_, rhs_to_lhs_;
   std::vector<PathSegment> path_;
+  const EqualOptions& options_;
   bool failed_ = false;
   std::string first_path_, reason_;
 };
 
 }  // namespace
 
-bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs) { return StructuralEqualWhere(lhs, rhs).equal; }
+bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions& options) {
+  return StructuralEqualWhere(lhs, rhs, options).equal;
+}
 
-EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs) {
-  EqualChecker checker;
+EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions& options) {
+  EqualChecker checker(options);
   bool ok = checker.Nodes(lhs, rhs);
   return checker.Result(ok);
 }

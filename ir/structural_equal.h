@@ -20,7 +20,13 @@ struct EqualityResult {
 // occurrences must follow the mapping. Everything else compares by value; spans
 // and name hints are ignored. Two views sharing one WindowBuffer therefore only
 // equal two views that share one.
-bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs);
-EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs);
+struct EqualOptions {
+  // Skip DistributedTensorType.window_buffer: the verdict of comparing after erasing
+  // every back-reference, without rewriting (the verifier's relational mode).
+  bool ignore_window_buffers = false;
+};
+bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions& options = {});
+EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs,
+                                    const EqualOptions& options = {});
 
 }  // namespace cds::ir
