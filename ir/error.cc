@@ -1,10 +1,21 @@
 #include "ir/error.h"
 
 #include <cstdio>
+#include <mutex>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 namespace cds {
+
+const std::string* ir::InternFileName(std::string_view name) {
+  // Parsers may run on several threads (a fuzzing cluster's workers); the table
+  // only grows, and only by the few distinct file names a process reads.
+  static std::mutex mutex;
+  static std::unordered_set<std::string>* names = new std::unordered_set<std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  return &*names->emplace(name).first;
+}
 
 std::string ir::Span::ToString() const {
   return fmt::format("{}:{}:{}", FileName(), line, column);

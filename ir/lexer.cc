@@ -80,9 +80,9 @@ std::string_view TokName(Tok t) {
   return "?";
 }
 
-Lexer::Lexer(std::string_view source, std::shared_ptr<const std::string> file, int line_offset,
+Lexer::Lexer(std::string_view source, const std::string* file, int line_offset,
              LexerLimits limits)
-    : src_(source), file_(std::move(file)), limits_(limits), line_(1 + line_offset) {}
+    : src_(source), file_(file), limits_(limits), line_(1 + line_offset) {}
 
 void Lexer::Fail(size_t at, const std::string& msg) const {
   throw ValueError(msg, Span{file_, line_, ColOf(at)});

@@ -218,7 +218,7 @@ class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& opts)
       : opts_(opts),
-        file_(std::make_shared<const std::string>(opts.filename)),
+        file_(InternFileName(opts.filename)),
         main_(text, file_, opts.line_offset, LexerLimits{opts.max_nesting_depth}),
         lex_(&main_) {}
 
@@ -369,7 +369,7 @@ class Parser {
   DataType ExpectDType();
 
   const ParseOptions& opts_;
-  std::shared_ptr<const std::string> file_;
+  const std::string* file_;
   Lexer main_;
   Lexer* lex_;
   int depth_ = 0;
@@ -2072,7 +2072,7 @@ TypePtr Parser::ParseType() {
 
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
   if (text.size() > options.max_input_bytes) {
-    auto file = std::make_shared<const std::string>(options.filename);
+    const std::string* file = InternFileName(options.filename);
     throw ValueError(
         fmt::format("input is {} bytes, more than the limit of {} bytes (max_input_bytes)",
                     text.size(), options.max_input_bytes),

@@ -3,13 +3,19 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace cds::ir {
 
-// A source position. The file name is shared between all spans of one parse so
-// that a span stays two words plus a pointer, whatever the file name length.
+// Returns a pointer to a process-wide copy of `name` that is never freed; equal
+// names give the same pointer. Spans hold these instead of a reference-counted
+// string so that copying a span (once per node a parser builds) is a plain
+// 16-byte copy with no atomic increment, and every node is 8 bytes smaller.
+const std::string* InternFileName(std::string_view name);
+
+// A source position.
 struct Span {
-  std::shared_ptr<const std::string> file;
+  const std::string* file = nullptr;  // from InternFileName; null when unknown
   int32_t line = 0;    // 1-based; 0 means "no position" (built in code, not parsed)
   int32_t column = 0;  // 1-based, in bytes
 

@@ -16,7 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Span At(int line, int col) {
-  return Span{std::make_shared<const std::string>("t.pyir"), line, col};
+  return Span{InternFileName("t.pyir"), line, col};
 }
 
 DataType ScalarDType(const ExprPtr& e) {

@@ -16,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
-const Span kAt{std::make_shared<const std::string>("ops.pyir"), 4, 2};
+const Span kAt{InternFileName("ops.pyir"), 4, 2};
 
 // Runs `f`, which must throw a ValueError whose message contains `needle` and
 // whose span is kAt; returns the message so callers can check more.

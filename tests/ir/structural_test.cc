@@ -54,8 +54,8 @@ TEST(StructuralEqualTest, VarTypesAndConstantsCompareByValue) {
 }
 
 TEST(StructuralEqualTest, SpansAndNameHintsAreIgnored) {
-  Span s1{std::make_shared<const std::string>("a.pyir"), 1, 1};
-  Span s2{std::make_shared<const std::string>("b.pyir"), 9, 40};
+  Span s1{InternFileName("a.pyir"), 1, 1};
+  Span s2{InternFileName("b.pyir"), 9, 40};
   auto x = MakeVar("x", ScalarTy(DataType::kInt64), s1);
   auto other = MakeVar("completely_different", ScalarTy(DataType::kInt64), s2);
   ExpectEqual(Assign(x, Int(3, DataType::kInt64, s1), s1),

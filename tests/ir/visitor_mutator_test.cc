@@ -149,7 +149,7 @@ TEST(MutatorTest, NoChangeReturnsTheSamePointer) {
 TEST(MutatorTest, ChangeRebuildsOnlyThePath) {
   auto x = MakeVar("x", ScalarTy(DataType::kInt64));
   auto y = MakeVar("y", ScalarTy(DataType::kInt64));
-  Span at{std::make_shared<const std::string>("m.pyir"), 7, 3};
+  Span at{InternFileName("m.pyir"), 7, 3};
   StmtPtr s0 = Assign(x, Add(Int(2), Int(3)));
   ExprPtr untouched = Mul(x, Int(4));
   ExprPtr changed = Add(x, Int(1));

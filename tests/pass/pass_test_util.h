@@ -21,7 +21,7 @@ namespace cds::pass::testing {
 using namespace cds::ir;  // NOLINT: test-only shorthand
 
 inline Span At(int line) {
-  static const auto file = std::make_shared<const std::string>("test.pyir");
+  static const std::string* file = ir::InternFileName("test.pyir");
   return Span{file, line, 5};
 }
 

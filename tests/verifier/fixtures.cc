@@ -7,7 +7,7 @@ namespace cds::verify::testing {
 using namespace cds::ir;
 
 HostBuilder::HostBuilder(bool materialized, std::string file)
-    : materialized_(materialized), file_(std::make_shared<const std::string>(std::move(file))) {
+    : materialized_(materialized), file_(ir::InternFileName(file)) {
   frames_.emplace_back();
 }
 

@@ -45,7 +45,7 @@ TEST(VerifierChecks, CodesAreUniqueSequentialAndKebab) {
 }
 
 TEST(VerifierChecks, FormatIsFileLineColErrorCodeName) {
-  auto file = std::make_shared<const std::string>("f.pyir");
+  auto file = InternFileName("f.pyir");
   Diagnostic d =
       MakeDiagnostic(CheckId::kWindowBufferNotShared, "view 'v2' of alloc 'buf'", Span{file, 3, 5});
   EXPECT_EQ(FormatDiagnostics({d}),
