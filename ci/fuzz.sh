@@ -242,7 +242,9 @@ fi
       echo
       echo "- **$t**: \`$(basename "$c")\` ${what:+— $what}"
       echo "  - minimised input: \`$m\`"
-      echo "  - reproduce: \`${FUZZ_BIN#"$ROOT"/}/$t $m\`"
+      # fuzz_pipeline keeps 10 allocation frames while fuzzing (__asan_default_options);
+      # the reproduction asks for ASan's full 30.
+      echo "  - reproduce: \`ASAN_OPTIONS=malloc_context_size=30 ${FUZZ_BIN#"$ROOT"/}/$t $m\`"
       echo "  - replay without libFuzzer: \`build/dev/fuzz/targets/${t}_replay $m\`"
       if [[ -f "$c.triage.log" ]]; then
         echo "  - triage (ci/triage.sh):"

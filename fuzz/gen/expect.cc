@@ -214,6 +214,9 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       if (c.kind == CollKind::kAllReduce && (c.args.empty() || c.args.size() > 2)) {
         e.problems.push_back(fmt::format("{}: {} with {} arguments", fn, op, c.args.size()));
       }
+      if (c.ImplicitSignal() && (c.core_num < 0 || (c.explicit_core_num && c.core_num <= 0))) {
+        e.problems.push_back(fmt::format("{}: {} with core_num={}", fn, op, c.core_num));
+      }
       if (c.ImplicitSignal() && c.in_loop) {
         e.problems.push_back(fmt::format("{}: signal-less {} inside a loop", fn, op));
       }

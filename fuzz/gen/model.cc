@@ -136,6 +136,7 @@ FeatureSet ProgramModel::UsedFeatures() const {
   }
   for (const LoopModel& l : loops) {
     if (l.kind != LoopKind::kRange) set(Feature::kWholeProgram);
+    if (!l.iter_args.empty()) set(Feature::kIterArgs);
     if (LoopIsEmpty(l)) {
       set(Feature::kLoopEmpty);
       continue;
@@ -183,10 +184,19 @@ FeatureSet ProgramModel::UsedFeatures() const {
         case StmtKind::kTensorCreate:
         case StmtKind::kTensorAdd: set(Feature::kNoiseTensor); break;
         case StmtKind::kScalar:
-          if (s.expr.kind == SExpr::Kind::kBinary) set(Feature::kNoiseScalar);
+          if (s.expr.HasSubscript()) {
+            set(Feature::kSubscript);
+          } else if (s.expr.kind == SExpr::Kind::kBinary) {
+            set(Feature::kNoiseScalar);
+          }
           break;
-        case StmtKind::kScope:
-        case StmtKind::kOpaque: set(Feature::kWholeProgram); break;
+        case StmtKind::kScope: set(s.flag ? Feature::kSubscript : Feature::kWholeProgram); break;
+        case StmtKind::kOpaque:
+          set(Feature::kWholeProgram);
+          if (s.flag) set(Feature::kSubscript);
+          break;
+        case StmtKind::kUnpack: set(Feature::kUnpack); break;
+        case StmtKind::kSubscriptAssign: set(Feature::kSubscript); break;
         default: break;
       }
       if (s.def >= 0) {
@@ -231,6 +241,9 @@ DataType SExprDType(const ProgramModel& m, const SExpr& e) {
     case SExpr::Kind::kBinary:
       return ir::PromoteDataTypes(e.op, SExprDType(m, e.operands[0]), SExprDType(m, e.operands[1]));
     case SExpr::Kind::kNeg: return SExprDType(m, e.operands[0]);
+    case SExpr::Kind::kSubscript:
+    case SExpr::Kind::kSlice:
+    case SExpr::Kind::kNone: break;  // unknown-typed: never a scalar operand
   }
   return DataType::kInt64;
 }
@@ -575,6 +588,7 @@ class Generator {
     s.ref = loop;
     std::vector<StmtModel>* saved = OpenBlock(&s.body);
     Define(m_.loops[loop].var);
+    for (int ia : std::vector<int>(m_.loops[loop].iter_args)) Define(ia);
     loop_stack_.push_back(loop);
     fill();
     loop_stack_.pop_back();
@@ -635,9 +649,159 @@ class Generator {
     if (On(Feature::kWholeProgram) && c_.Chance(1, 3)) {
       m_.loops[loop].kind = c_.Bool() ? LoopKind::kUnroll : LoopKind::kParallel;
     }
+    const bool carried = On(Feature::kIterArgs) && m_.loops[loop].kind == LoopKind::kRange && c_.Chance(1, 2);
+    if (carried) AddIterArgs(loop);
     const int sub = static_cast<int>(c_.Int(1, std::max(1, std::min(remaining - 1, 8))));
-    EmitFor(loop, [&] { GenBlock(sub, depth + 1); });
+    EmitFor(loop, [&] {
+      GenBlock(sub, depth + 1);
+      if (carried) EmitYield(loop);
+    });
+    // The yield's targets are bound after the loop (the parser's reading of PyPTO).
+    for (int r : std::vector<int>(m_.loops[loop].results)) Define(r);
     return 1 + sub;
+  }
+
+  // 1-2 loop-carried values: an integer constant, a scalar or a tensor in scope.
+  // Views are never carried (see docs/generators.md: the pass leaves init_values alone).
+  void AddIterArgs(int loop) {
+    const int n = static_cast<int>(c_.Int(1, 2));
+    for (int i = 0; i < n; ++i) {
+      std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+        return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
+      });
+      std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+      const int ia = NewValue(Fresh("acc"), ValueKind::kScalar);
+      const int pick = static_cast<int>(c_.Int(0, 2));
+      SExpr init = SExpr::Const(c_.Int(0, 9));
+      if (pick == 1 && !scalars.empty()) {
+        const int v = c_.Pick(scalars);
+        init = SExpr::VarRef(v);
+        m_.values[ia].scalar_dtype = m_.values[v].scalar_dtype;
+      } else if (pick == 2 && !tensors.empty()) {
+        const int v = c_.Pick(tensors);
+        init = SExpr::VarRef(v);
+        m_.values[ia].kind = ValueKind::kTensor;
+        m_.values[ia].sig = m_.values[v].sig;
+      }
+      m_.loops[loop].iter_args.push_back(ia);
+      m_.loops[loop].inits.push_back(std::move(init));
+    }
+  }
+
+  // `res0, res1 = pl.yield_(y0, y1)` (or a bare pl.yield_): the last statement of
+  // an init_values loop's body. A scalar may yield `acc + x[0]`, a view subscript.
+  void EmitYield(int loop) {
+    LoopModel& l = m_.loops[loop];
+    StmtModel s = NewStmt(StmtKind::kYield);
+    s.ref = loop;
+    std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    for (int ia : l.iter_args) {
+      const ValueModel iv = m_.values[ia];
+      if (iv.kind == ValueKind::kTensor) {
+        std::vector<int> same = UsableWhere([&](const ValueModel& v) {
+          return v.kind == ValueKind::kTensor && SigEqual(v.sig, iv.sig);
+        });
+        m_.loops[loop].yields.push_back(SExpr::VarRef(c_.Pick(same)));
+        continue;
+      }
+      const int form = static_cast<int>(c_.Int(0, 2));
+      if (form == 0) {
+        m_.loops[loop].yields.push_back(SExpr::VarRef(ia));
+      } else if (form == 2 && On(Feature::kSubscript) && !views.empty()) {
+        m_.loops[loop].yields.push_back(
+            SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia), SExpr::Sub(c_.Pick(views), {SExpr::Const(c_.Int(0, 7))})));
+      } else {
+        m_.loops[loop].yields.push_back(SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia), SExpr::Const(c_.Int(1, 3))));
+      }
+    }
+    if (c_.Chance(3, 4)) {
+      for (int ia : std::vector<int>(m_.loops[loop].iter_args)) {
+        const int r = NewValue(Fresh("res"), m_.values[ia].kind);
+        m_.values[r].scalar_dtype = m_.values[ia].scalar_dtype;
+        m_.values[r].sig = m_.values[ia].sig;
+        m_.loops[loop].results.push_back(r);
+      }
+    }
+    cur_->push_back(std::move(s));
+  }
+
+  // A subscript of `view`: `v[i]`, `v[a:b]`, `v[r:8:2]`, `v[:, 0:4]`, `v[::2]`.
+  SExpr ViewSubscript(int view) {
+    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+      return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
+    });
+    switch (c_.Int(0, 4)) {
+      case 0: return SExpr::Sub(view, {SExpr::Const(c_.Int(0, 7))});
+      case 1: {
+        const int64_t a = c_.Int(0, 4);
+        return SExpr::Sub(view, {SExpr::SliceOf(SExpr::Const(a), SExpr::Const(a + c_.Int(1, 8)), SExpr::None())});
+      }
+      case 2: {
+        SExpr start = scalars.empty() ? SExpr::Const(0) : SExpr::VarRef(c_.Pick(scalars));
+        return SExpr::Sub(view, {SExpr::SliceOf(std::move(start), SExpr::Const(8), SExpr::Const(2))});
+      }
+      case 3:
+        return SExpr::Sub(view, {SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::None()),
+                                 SExpr::SliceOf(SExpr::Const(0), SExpr::Const(c_.Int(1, 8)), SExpr::None())});
+      default:
+        return SExpr::Sub(view, {SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::Const(2))});
+    }
+  }
+
+  int PickView() {
+    return c_.Pick(UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }));
+  }
+
+  // `e = x[..]`, `e = x[..] + 1`, `e = -(x[..])`, `e = k * x[..]`: unknown-typed values.
+  void GenSubscriptRead() {
+    SExpr sub = ViewSubscript(PickView());
+    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+      return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
+    });
+    SExpr e;
+    switch (c_.Int(0, 3)) {
+      case 0: e = std::move(sub); break;
+      case 1: e = SExpr::Bin(ir::BinaryOp::kAdd, std::move(sub), SExpr::Const(c_.Int(1, 9))); break;
+      case 2: e = SExpr::Neg(std::move(sub)); break;
+      default:
+        e = SExpr::Bin(ir::BinaryOp::kMul, scalars.empty() ? SExpr::WorldSize() : SExpr::VarRef(c_.Pick(scalars)),
+                       std::move(sub));
+        break;
+    }
+    StmtModel s = NewStmt(StmtKind::kScalar);
+    s.def = NewValue(Fresh("e"), ValueKind::kOpaque);
+    s.expr = std::move(e);
+    Push(std::move(s));
+  }
+
+  // `t[0:4, 0:8] = x[0:4]`, `x[0:8] = t`, `x[i] = 0`: slice and indexed assignment.
+  void GenSubscriptAssign() {
+    std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+    StmtModel s = NewStmt(StmtKind::kSubscriptAssign);
+    const bool into_tensor = !tensors.empty() && c_.Bool();
+    s.expr = ViewSubscript(into_tensor ? c_.Pick(tensors) : PickView());
+    const int form = static_cast<int>(c_.Int(0, 2));
+    if (form == 0 || into_tensor) {
+      s.expr2 = ViewSubscript(PickView());
+    } else if (form == 1 && !tensors.empty()) {
+      s.expr2 = SExpr::VarRef(c_.Pick(tensors));
+    } else {
+      s.expr2 = SExpr::Const(c_.Int(0, 9));
+    }
+    Push(std::move(s));
+  }
+
+  // `u0, u1 = pl.split(v, 2)`: unknown-typed results of an opaque call over a view.
+  void GenUnpack() {
+    std::vector<int> srcs = UsableWhere([](const ValueModel& v) {
+      return v.kind == ValueKind::kView || v.kind == ValueKind::kTensor;
+    });
+    StmtModel s = NewStmt(StmtKind::kUnpack);
+    s.src = c_.Pick(srcs);
+    const int n = static_cast<int>(c_.Int(1, 3));
+    for (int i = 0; i < n; ++i) s.defs.push_back(NewValue(Fresh("u"), ValueKind::kOpaque));
+    for (int d : s.defs) Define(d);
+    cur_->push_back(std::move(s));
   }
 
   // An empty range adds an empty subset; its body only dispatches on its own
@@ -658,8 +822,20 @@ class Generator {
   // out of loops may appear inside, and the pass must see through it to dispatches.
   int GenScope(int remaining, int depth) {
     StmtModel s = NewStmt(StmtKind::kScope);
+    const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
+    if (On(Feature::kSubscript) && has_view && (!On(Feature::kWholeProgram) || c_.Bool())) {
+      // `with pl.at(name_hint="sN", tag=x[..]):` a kwarg expression holding a view.
+      s.flag = true;
+      s.expr = ViewSubscript(PickView());
+    }
     const int sub = static_cast<int>(c_.Int(1, std::max(1, std::min(remaining - 1, 6))));
     std::vector<StmtModel>* saved = OpenBlock(&s.body);
+    if (On(Feature::kAllReduceImplicit) && !InLoop() && !host_allocs_.empty() && c_.Chance(1, 3)) {
+      // A synthesized signal inside a generic scope (the synthesis pass rewrites its body).
+      const int data = DataArg(false);
+      const int coll = NewCollective(CollKind::kAllReduce, {data});
+      EmitCollectiveStmt(coll, data);
+    }
     GenBlock(sub, depth + 1);
     CloseBlock(saved);
     Push(std::move(s));
@@ -865,7 +1041,7 @@ class Generator {
   // One statement (or a compound one); returns the budget it used (>= 1).
   int Step(int remaining, int depth) {
     enum Action { kAlloc, kDispatch, kView, kAlias, kRebind, kFor, kWhile, kIf, kCollective, kTensor, kScalar,
-                  kCollision, kScope, kOpaque, kFallback, kNumActions };
+                  kCollision, kScope, kOpaque, kUnpackAction, kSubRead, kSubAssign, kFallback, kNumActions };
     std::vector<int> w(kNumActions, 0);
     const bool has_alloc = !host_allocs_.empty();
     const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
@@ -894,6 +1070,12 @@ class Generator {
       if (remaining >= 2 && depth < 3) w[kScope] = 4;
       if (has_view) w[kOpaque] = 3;
     }
+    if (On(Feature::kSubscript) && has_view) {
+      if (remaining >= 2 && depth < 3) w[kScope] = 4;
+      w[kSubRead] = 3;
+      w[kSubAssign] = 3;
+    }
+    if (On(Feature::kUnpack) && has_view) w[kUnpackAction] = 3;
     w[kFallback] = 1;
     switch (static_cast<Action>(c_.Weighted(w))) {
       case kAlloc: {
@@ -929,9 +1111,16 @@ class Generator {
         StmtModel s = NewStmt(StmtKind::kOpaque);
         s.src = c_.Pick(views);
         if (c_.Bool()) s.src2 = c_.Pick(views);
+        if (On(Feature::kSubscript) && c_.Chance(1, 3)) {
+          s.flag = true;  // pl.touch(v, tag=x[..]): a call kwarg holding a view
+          s.expr = ViewSubscript(PickView());
+        }
         Push(std::move(s));
         return 1;
       }
+      case kUnpackAction: GenUnpack(); return 1;
+      case kSubRead: GenSubscriptRead(); return 1;
+      case kSubAssign: GenSubscriptAssign(); return 1;
       default: {
         StmtModel s = NewStmt(StmtKind::kScalar);
         s.def = NewValue(Fresh("k"), ValueKind::kScalar);
@@ -1406,6 +1595,19 @@ class Planter {
         g_.EmitCollectiveStmt(g_.NewCollective(CollKind::kBarrier, {signal}), -1);
         spec.stmt = last_id();
         spec.message_any_of = {"no dispatch coverage of its own"};
+        break;
+      }
+      case InvalidKind::kAllReduceCoreNum: {
+        // A signal-less allreduce whose core_num= is 0 or negative: the synthesized
+        // signal could not be sized.
+        const int data = g_.EmitView(x, Sig({256}, DataType::kFP32));
+        const int coll = g_.NewCollective(CollKind::kAllReduce, {data});
+        m_.collectives[coll].core_num = c_.Bool() ? 0 : -c_.Int(1, 3);
+        m_.collectives[coll].explicit_core_num = true;
+        g_.EmitCollectiveStmt(coll, -1);
+        spec.stmt = last_id();
+        spec.text_stage = spec.ir_stage = Stage::kSynthesize;
+        spec.message_any_of = {"core_num"};
         break;
       }
       case InvalidKind::kCount: break;

@@ -59,7 +59,10 @@ namespace cds::fuzz {
   X(NoiseTensor, "noise_tensor")          /* pl.tensor.create / add */           \
   X(NoiseScalar, "noise_scalar")          /* s = (n * 2) + 1 */                  \
   X(NameCollision, "name_collision")      /* a Var named __allreduce_signal_K */ \
-  X(WholeProgram, "whole_program")        /* unroll/parallel, scopes, opaque */
+  X(WholeProgram, "whole_program")        /* unroll/parallel, scopes, opaque */ \
+  X(IterArgs, "iter_args")                /* init_values= loops + pl.yield_ */   \
+  X(Unpack, "unpack")                     /* a, b = pl.split(v, 2) */            \
+  X(Subscript, "subscript")               /* x[i], x[a:b], t[..] = x[..] */
 
 enum class Feature : uint8_t {
 #define CDS_GEN_FEATURE_ENUM(N, S) k##N,
@@ -110,7 +113,10 @@ struct ValueModel {
 
 // A scalar expression: temps, loop bounds, conditions, computed alloc sizes.
 struct SExpr {
-  enum class Kind : uint8_t { kConst, kVar, kWorldSize, kBytesOf, kBinary, kNeg } kind = Kind::kConst;
+  // kSubscript: `var[operands...]` (unknown type); kSlice: `a:b:c`, each part an
+  // operand whose kind is kNone when absent (only inside a kSubscript).
+  enum class Kind : uint8_t { kConst, kVar, kWorldSize, kBytesOf, kBinary, kNeg, kSubscript, kSlice, kNone } kind =
+      Kind::kConst;
   int64_t constant = 0;
   int var = -1;
   ir::DataType dtype = ir::DataType::kInt64;  // kBytesOf: the dtype named
@@ -145,6 +151,32 @@ struct SExpr {
     e.kind = Kind::kNeg;
     e.operands = {std::move(x)};
     return e;
+  }
+  static SExpr None() {
+    SExpr e;
+    e.kind = Kind::kNone;
+    return e;
+  }
+  static SExpr Sub(int base, std::vector<SExpr> indices) {
+    SExpr e;
+    e.kind = Kind::kSubscript;
+    e.var = base;
+    e.operands = std::move(indices);
+    return e;
+  }
+  static SExpr SliceOf(SExpr a, SExpr b, SExpr c) {
+    SExpr e;
+    e.kind = Kind::kSlice;
+    e.operands = {std::move(a), std::move(b), std::move(c)};
+    return e;
+  }
+  // Whether the expression mentions a subscript (its type is then unknown).
+  bool HasSubscript() const {
+    if (kind == Kind::kSubscript) return true;
+    for (const SExpr& o : operands) {
+      if (o.HasSubscript()) return true;
+    }
+    return false;
   }
   static SExpr Bin(ir::BinaryOp op, SExpr a, SExpr b) {
     SExpr e;
@@ -227,6 +259,12 @@ struct LoopModel {
   LoopKind kind = LoopKind::kRange;
   int64_t start = 0, stop = 0, step = 1;
   int bound_var = -1;  // kWorldSizeTemp / kStopTemp: the temp holding the stop
+  // Loop-carried values (feature iter_args): `for r, (a0, a1) in pl.range(...,
+  // init_values=(i0, i1)):` whose body ends with `res0, res1 = pl.yield_(y0, y1)`.
+  std::vector<int> iter_args;  // the carried names (values typed as their init)
+  std::vector<SExpr> inits;    // kConst or kVar
+  std::vector<SExpr> yields;   // one per iter arg
+  std::vector<int> results;    // the yield's targets (bound after the loop); may be empty
 };
 
 enum class DeviceForm : uint8_t {
@@ -261,7 +299,8 @@ struct CollectiveModel {
   CollKind kind = CollKind::kAllReduce;
   // Positional args as written (value ids). allreduce without a signal has one.
   std::vector<int> args;
-  int64_t core_num = 0;  // allreduce core_num= (0: absent)
+  int64_t core_num = 0;  // allreduce core_num= (0: absent unless explicit_core_num)
+  bool explicit_core_num = false;  // core_num= written even though it is not positive (invalid)
   int64_t root = 0;      // broadcast root=
   int result = -1;       // value bound to the result, or -1 (a bare statement)
   bool in_return = false;  // `return pld.tensor.allreduce(...)`
@@ -288,7 +327,10 @@ enum class StmtKind : uint8_t {
   kTensorAdd,     // def = src + src2
   kReturn,        // returns `0`, or ref: collective (in_return)
   kScope,         // `with pl.manual_scope():` body (a generic ScopeStmt)
-  kOpaque,        // `pl.touch(src[, src2])`: views in an opaque call, not a dispatch
+  kOpaque,        // `pl.touch(src[, src2][, tag=expr])`: views in an opaque call, not a dispatch
+  kUnpack,        // `defs... = pl.split(src, len(defs))`
+  kSubscriptAssign,  // `expr[...] = expr2` (expr is a kSubscript)
+  kYield,         // ref: loop; `results = pl.yield_(yields)`, last statement of its body
 };
 
 struct StmtModel {
@@ -297,7 +339,12 @@ struct StmtModel {
   int ref = -1;  // index into allocs / dispatches / collectives / loops
   int def = -1;  // value bound by the statement
   int src = -1, src2 = -1;
-  SExpr expr;  // kScalar value, kWhile / kIf condition
+  SExpr expr;  // kScalar value, kWhile / kIf condition, kSubscriptAssign target, tag= (flag)
+  SExpr expr2;  // kSubscriptAssign value
+  std::vector<int> defs;  // kUnpack targets
+  // kScope: `with pl.at(name_hint=..., tag=expr):` instead of pl.manual_scope();
+  // kOpaque: the call carries `tag=expr`.
+  bool flag = false;
   std::vector<StmtModel> body, orelse;
 };
 
@@ -361,7 +408,8 @@ ProgramModel GenerateModel(Choices& choices, const GenOptions& options);
   X(DeviceLoopNonconstBounds, "device_loop_nonconst_bounds")              \
   X(DeviceRangeNegativeStart, "device_range_negative_start")              \
   X(DeviceRangeTooLarge, "device_range_too_large") /* pl.range(0, 1e5) */ \
-  X(BarrierUncovered, "barrier_uncovered")     /* signal never dispatched */
+  X(BarrierUncovered, "barrier_uncovered")     /* signal never dispatched */ \
+  X(AllReduceCoreNum, "allreduce_core_num")    /* core_num=0 or negative */
 
 enum class InvalidKind : uint8_t {
 #define CDS_GEN_INVALID_ENUM(N, S) k##N,

@@ -93,6 +93,17 @@ class TextWriter {
       }
       // Parenthesized so that a leading `-` never meets a literal (`-5` is a ConstInt).
       case SExpr::Kind::kNeg: return fmt::format("-({})", Expr(e.operands[0]));
+      case SExpr::Kind::kSubscript: {
+        std::vector<std::string> idx;
+        for (const SExpr& i : e.operands) idx.push_back(Expr(i));
+        return fmt::format("{}[{}]", Name(e.var), fmt::join(idx, ", "));
+      }
+      case SExpr::Kind::kSlice: {
+        std::string t = Expr(e.operands[0]) + ":" + Expr(e.operands[1]);
+        if (e.operands[2].kind != SExpr::Kind::kNone) t += ":" + Expr(e.operands[2]);
+        return t;
+      }
+      case SExpr::Kind::kNone: return "";
     }
     return "?";
   }
@@ -179,7 +190,7 @@ class TextWriter {
     switch (c.kind) {
       case CollKind::kAllReduce:
         args.push_back(fmt::format("op={}", kReduceSum));
-        if (c.core_num > 0) args.push_back(fmt::format("core_num={}", c.core_num));
+        if (c.core_num > 0 || c.explicit_core_num) args.push_back(fmt::format("core_num={}", c.core_num));
         break;
       case CollKind::kReduceScatter: args.push_back(fmt::format("op={}", kReduceSum)); break;
       case CollKind::kBroadcast: args.push_back(fmt::format("root={}", c.root)); break;
@@ -226,18 +237,50 @@ class TextWriter {
           loop = (m_.loops[s.ref].kind == LoopKind::kUnroll ? "pl.unroll(" : "pl.parallel(") +
                  loop.substr(kRange.size());
         }
-        Line(indent, fmt::format("for {} in {}:", Name(m_.loops[s.ref].var), loop));
+        const LoopModel& l = m_.loops[s.ref];
+        std::string target = Name(l.var);
+        if (!l.iter_args.empty()) {
+          // `for r, (a,) in pl.range(4, init_values=(i,)):`
+          std::vector<std::string> names, inits;
+          for (int ia : l.iter_args) names.push_back(Name(ia));
+          for (const SExpr& i : l.inits) inits.push_back(Expr(i));
+          const char* one = names.size() == 1 ? "," : "";
+          target = fmt::format("{}, ({}{})", target, fmt::join(names, ", "), one);
+          loop = fmt::format("{}, init_values=({}{}))", loop.substr(0, loop.size() - 1), fmt::join(inits, ", "), one);
+        }
+        Line(indent, fmt::format("for {} in {}:", target, loop));
         Body(s.body, indent + 1);
         break;
       }
+      case StmtKind::kYield: {
+        const LoopModel& l = m_.loops[s.ref];
+        std::vector<std::string> ys, rs;
+        for (const SExpr& y : l.yields) ys.push_back(Expr(y));
+        for (int r : l.results) rs.push_back(Name(r));
+        const std::string call = fmt::format("pl.yield_({})", fmt::join(ys, ", "));
+        Line(indent, rs.empty() ? call : fmt::format("{} = {}", fmt::join(rs, ", "), call));
+        break;
+      }
       case StmtKind::kScope:
-        Line(indent, "with pl.manual_scope():");
+        Line(indent, s.flag ? fmt::format("with pl.at(name_hint=\"s{}\", tag={}):", s.id, Expr(s.expr))
+                            : std::string("with pl.manual_scope():"));
         Body(s.body, indent + 1);
         break;
-      case StmtKind::kOpaque:
-        Line(indent, s.src2 >= 0 ? fmt::format("pl.touch({}, {})", Name(s.src), Name(s.src2))
-                                 : fmt::format("pl.touch({})", Name(s.src)));
+      case StmtKind::kOpaque: {
+        std::string args = Name(s.src);
+        if (s.src2 >= 0) args += ", " + Name(s.src2);
+        if (s.flag) args += ", tag=" + Expr(s.expr);
+        Line(indent, fmt::format("pl.touch({})", args));
         break;
+      }
+      case StmtKind::kUnpack: {
+        std::vector<std::string> names;
+        for (int d : s.defs) names.push_back(Name(d));
+        Line(indent, fmt::format("{}{} = pl.split({}, {})", fmt::join(names, ", "), names.size() == 1 ? "," : "",
+                                 Name(s.src), s.defs.size()));
+        break;
+      }
+      case StmtKind::kSubscriptAssign: Line(indent, fmt::format("{} = {}", Expr(s.expr), Expr(s.expr2))); break;
       case StmtKind::kWhile:
         Line(indent, fmt::format("while {}:", Expr(s.expr)));
         Body(s.body, indent + 1);
@@ -321,10 +364,44 @@ class IRBuilder {
       case SExpr::Kind::kVar: return Use(e.var);
       case SExpr::Kind::kWorldSize: return WorldSize();
       case SExpr::Kind::kBytesOf: return ir::Int(ir::DataTypeBytes(e.dtype));
-      case SExpr::Kind::kBinary: return ir::Binary(e.op, Expr(e.operands[0]), Expr(e.operands[1]));
-      case SExpr::Kind::kNeg: return ir::Unary(ir::UnaryOp::kNeg, Expr(e.operands[0]));
+      case SExpr::Kind::kBinary: return BinaryOf(e.op, Expr(e.operands[0]), Expr(e.operands[1]));
+      case SExpr::Kind::kNeg: {
+        ExprPtr x = Expr(e.operands[0]);
+        if (IsUnknown(x)) return std::make_shared<const ir::UnaryExpr>(ir::UnaryOp::kNeg, x, ir::UnknownType::Get());
+        return ir::Unary(ir::UnaryOp::kNeg, std::move(x));
+      }
+      case SExpr::Kind::kSubscript: {
+        std::vector<ExprPtr> idx;
+        for (const SExpr& i : e.operands) idx.push_back(Expr(i));
+        return std::make_shared<const ir::Subscript>(Use(e.var), std::move(idx), ir::UnknownType::Get());
+      }
+      case SExpr::Kind::kSlice:
+        return std::make_shared<const ir::Slice>(Expr(e.operands[0]), Expr(e.operands[1]), Expr(e.operands[2]));
+      case SExpr::Kind::kNone: return nullptr;
     }
     return nullptr;
+  }
+
+  static bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == ir::NodeKind::kUnknownType; }
+
+  // The parser's rule for operands of unknown type (subscripts): the result is BOOL
+  // for comparisons and logic, unknown otherwise.
+  static ExprPtr BinaryOf(ir::BinaryOp op, ExprPtr a, ExprPtr b) {
+    if (!IsUnknown(a) && !IsUnknown(b)) return ir::Binary(op, std::move(a), std::move(b));
+    bool logical = false;
+    switch (op) {
+      case ir::BinaryOp::kEq:
+      case ir::BinaryOp::kNe:
+      case ir::BinaryOp::kLt:
+      case ir::BinaryOp::kLe:
+      case ir::BinaryOp::kGt:
+      case ir::BinaryOp::kGe:
+      case ir::BinaryOp::kAnd:
+      case ir::BinaryOp::kOr: logical = true; break;
+      default: break;
+    }
+    ir::TypePtr t = logical ? ir::ScalarTy(DataType::kBool) : ir::TypePtr(ir::UnknownType::Get());
+    return std::make_shared<const ir::BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
   }
 
   static std::optional<ir::FunctionType> TypeOf(DeclForm d) {
@@ -402,7 +479,7 @@ class IRBuilder {
     switch (c.kind) {
       case CollKind::kAllReduce:
         kw.emplace_back("op", ir::EnumAttr{kReduceSum});
-        if (c.core_num > 0) kw.emplace_back("core_num", c.core_num);
+        if (c.core_num > 0 || c.explicit_core_num) kw.emplace_back("core_num", c.core_num);
         break;
       case CollKind::kReduceScatter: kw.emplace_back("op", ir::EnumAttr{kReduceSum}); break;
       case CollKind::kBroadcast: kw.emplace_back("root", c.root); break;
@@ -473,6 +550,23 @@ class IRBuilder {
           default: stop = ir::Int(l.stop); break;
         }
         VarPtr var = Def(l.var, ir::ScalarTy(DataType::kIndex));
+        if (!l.iter_args.empty()) {
+          std::vector<ir::IterArgPtr> ias;
+          for (size_t i = 0; i < l.iter_args.size(); ++i) {
+            ExprPtr init = Expr(l.inits[i]);
+            auto ia = std::make_shared<const ir::IterArg>(m_.values[l.iter_args[i]].name, init->type, init);
+            vars_[l.iter_args[i]] = ia;
+            ias.push_back(ia);
+          }
+          ir::SeqStmtsPtr body = Body(s.body);
+          std::vector<VarPtr> results;
+          for (size_t i = 0; i < l.results.size(); ++i) results.push_back(Def(l.results[i], ias[i]->type));
+          auto f = std::make_shared<ir::ForStmt>(std::move(var), std::move(start), std::move(stop), std::move(step),
+                                                 std::move(body));
+          f->iter_args = std::move(ias);
+          f->return_vars = std::move(results);
+          return f;
+        }
         if (l.kind == LoopKind::kRange) {
           return ir::For(std::move(var), std::move(start), std::move(stop), std::move(step), Body(s.body));
         }
@@ -480,16 +574,42 @@ class IRBuilder {
         return std::make_shared<const ir::ForStmt>(std::move(var), std::move(start), std::move(stop),
                                                    std::move(step), Body(s.body), kind);
       }
-      case StmtKind::kScope:
-        return std::make_shared<const ir::ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{}, ir::KwargList{},
-                                                     nullptr, Body(s.body));
+      case StmtKind::kScope: {
+        if (!s.flag) {
+          return std::make_shared<const ir::ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{}, ir::KwargList{},
+                                                       nullptr, Body(s.body));
+        }
+        ir::KwargList kw;
+        kw.emplace_back("name_hint", fmt::format("s{}", s.id));
+        kw.emplace_back("tag", Expr(s.expr));
+        return std::make_shared<const ir::ScopeStmt>("pl.at", std::vector<ExprPtr>{}, std::move(kw), nullptr,
+                                                     Body(s.body));
+      }
       case StmtKind::kOpaque: {
         // An op the registry does not model: Op(name, info = nullptr), type unknown.
         std::vector<ExprPtr> args{Use(s.src)};
         if (s.src2 >= 0) args.push_back(Use(s.src2));
+        ir::KwargList kw;
+        if (s.flag) kw.emplace_back("tag", Expr(s.expr));
         return ir::Eval(std::make_shared<const ir::Call>(ir::OpRegistry::Get().GetOp("pl.touch"), std::move(args),
-                                                         ir::KwargList{}, ir::ExprAttrList{},
-                                                         ir::UnknownType::Get()));
+                                                         std::move(kw), ir::ExprAttrList{}, ir::UnknownType::Get()));
+      }
+      case StmtKind::kUnpack: {
+        ExprPtr call = std::make_shared<const ir::Call>(
+            ir::OpRegistry::Get().GetOp("pl.split"), std::vector<ExprPtr>{Use(s.src), ir::Int(static_cast<int64_t>(s.defs.size()))},
+            ir::KwargList{}, ir::ExprAttrList{}, ir::UnknownType::Get());
+        std::vector<VarPtr> vars;
+        for (int d : s.defs) vars.push_back(Def(d, ir::UnknownType::Get()));
+        return std::make_shared<const ir::UnpackAssignStmt>(std::move(vars), std::move(call));
+      }
+      case StmtKind::kSubscriptAssign: {
+        ExprPtr target = Expr(s.expr);
+        return std::make_shared<const ir::SubscriptAssignStmt>(std::move(target), Expr(s.expr2));
+      }
+      case StmtKind::kYield: {
+        std::vector<ExprPtr> values;
+        for (const SExpr& y : m_.loops[s.ref].yields) values.push_back(Expr(y));
+        return std::make_shared<const ir::YieldStmt>(std::move(values));
       }
       case StmtKind::kWhile: {
         ExprPtr cond = Expr(s.expr);

@@ -39,6 +39,7 @@ class Checker {
     if (!e) return;
     switch (e->kind()) {
       case NodeKind::kVar:
+      case NodeKind::kIterArg:
         if (!Defined(e.get())) {
           problems.push_back(fmt::format("{}: '{}' used outside its definition's scope", fn_,
                                          static_cast<const Var&>(*e).name_hint));
@@ -51,6 +52,19 @@ class Checker {
         break;
       }
       case NodeKind::kUnaryExpr: Expr(static_cast<const UnaryExpr&>(*e).operand); break;
+      case NodeKind::kSubscript: {
+        const auto& x = static_cast<const Subscript&>(*e);
+        Expr(x.value);
+        for (const auto& i : x.indices) Expr(i);
+        break;
+      }
+      case NodeKind::kSlice: {
+        const auto& x = static_cast<const Slice&>(*e);
+        Expr(x.start);
+        Expr(x.stop);
+        Expr(x.step);
+        break;
+      }
       case NodeKind::kMakeTuple:
         for (const auto& x : static_cast<const MakeTuple&>(*e).elements) Expr(x);
         break;
@@ -96,6 +110,21 @@ class Checker {
         break;
       }
       case NodeKind::kEvalStmt: Expr(static_cast<const EvalStmt&>(*s).expr); break;
+      case NodeKind::kUnpackAssignStmt: {
+        const auto& u = static_cast<const UnpackAssignStmt&>(*s);
+        Expr(u.value);
+        for (const auto& v : u.vars) Define(v);
+        break;
+      }
+      case NodeKind::kSubscriptAssignStmt: {
+        const auto& a = static_cast<const SubscriptAssignStmt&>(*s);
+        Expr(a.target);
+        Expr(a.value);
+        break;
+      }
+      case NodeKind::kYieldStmt:
+        for (const auto& v : static_cast<const YieldStmt&>(*s).values) Expr(v);
+        break;
       case NodeKind::kReturnStmt:
         for (const auto& v : static_cast<const ReturnStmt&>(*s).values) Expr(v);
         break;
@@ -104,10 +133,14 @@ class Checker {
         Expr(f.start);
         Expr(f.stop);
         Expr(f.step);
+        for (const auto& ia : f.iter_args) Expr(ia->init_value);
         scopes_.emplace_back();
         Define(f.loop_var);
+        for (const auto& ia : f.iter_args) Define(ia);
         Stmt(f.body);
         scopes_.pop_back();
+        // A loop with init_values binds the yield's targets after the loop.
+        for (const auto& r : f.return_vars) Define(r);
         break;
       }
       case NodeKind::kWhileStmt: {
@@ -127,6 +160,9 @@ class Checker {
         // A generic `with pl.manual_scope():` (feature whole_program): a block with no definitions.
         const auto& sc = static_cast<const ScopeStmt&>(*s);
         for (const auto& a : sc.args) Expr(a);
+        for (const auto& [k, v] : sc.kwargs) {
+          if (const auto* x = std::get_if<ExprPtr>(&v)) Expr(*x);
+        }
         Block(sc.body);
         break;
       }

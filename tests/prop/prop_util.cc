@@ -48,14 +48,24 @@ class Renamer final : public ir::IRMutator {
 
   ir::VarPtr MutateDef(const ir::VarPtr& v) override { return Map(v); }
   ir::NodePtr MutateVar(const std::shared_ptr<const ir::Var>& n) override { return Map(n); }
+  ir::NodePtr MutateIterArg(const std::shared_ptr<const ir::IterArg>& n) override { return Map(n); }
 
  private:
   // Scope slots mention a WindowBuffer (and so its base) before the alloc that
   // defines the base, so a use may be the first sighting: map on first sight.
   ir::VarPtr Map(const ir::VarPtr& v) {
-    if (!v || v->kind() != ir::NodeKind::kVar) return v;
+    if (!v || (v->kind() != ir::NodeKind::kVar && v->kind() != ir::NodeKind::kIterArg)) return v;
     auto it = map_.find(v.get());
     if (it != map_.end()) return it->second;
+    if (v->kind() == ir::NodeKind::kIterArg) {
+      // A loop-carried name: renamed too, its init value (a use) mapped.
+      const auto& ia = static_cast<const ir::IterArg&>(*v);
+      auto fresh = std::make_shared<ir::IterArg>(prefix_ + v->name_hint, MutateType(v->type),
+                                                 MutateExpr(ia.init_value));
+      fresh->span = v->span;
+      map_[v.get()] = fresh;
+      return fresh;
+    }
     auto fresh = std::make_shared<ir::Var>(prefix_ + v->name_hint, MutateType(v->type));
     fresh->span = v->span;
     map_[v.get()] = fresh;
