@@ -334,8 +334,7 @@ void Lexer::BadChar(size_t b) const {
   Fail(b, fmt::format("unexpected character '{}'", c));
 }
 
-bool Lexer::SkipBlock(Token* eof) {
-  int depth = 1;
+bool Lexer::SkipBlock(Token* eof, int depth) {
   // Drain the lookahead first; then lex straight into one scratch token.
   while (count_ > 0) {
     Token t = Next();

@@ -88,10 +88,11 @@ class Lexer {
     return t;
   }
 
-  // Consumes the rest of an indented block whose INDENT was consumed, up to and
-  // including its DEDENT. Same tokens and errors as calling Next() that long;
-  // `eof` receives the end-of-input token if the input ends first.
-  bool SkipBlock(Token* eof);
+  // Consumes the rest of `depth` nested indented blocks whose INDENTs were
+  // consumed, up to and including the outermost one's DEDENT. Same tokens and
+  // errors as calling Next() that long; `eof` receives the end-of-input token if
+  // the input ends first.
+  bool SkipBlock(Token* eof, int depth = 1);
 
   Span SpanAt(int32_t line, int32_t col) const { return Span{file_, line, col}; }
   Span SpanOf(const Token& t) const { return Span{file_, t.line, t.col}; }

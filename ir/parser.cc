@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "ir/error.h"
 #include "ir/lexer.h"
 #include "ir/op_registry.h"
+#include "ir/parse_arena.h"
 
 namespace cds::ir {
 
@@ -29,50 +31,57 @@ using NameMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 // text) to small values: one slot array instead of a node allocation per name,
 // which matters for the per-function variable scopes and the program-wide
 // alloc names.
+// Each slot keeps its key's hash: a probe compares hashes and reads the key's
+// bytes only on a match (with tens of thousands of functions, reading each
+// probed key was a cache miss per probe).
 template <typename V>
 class ViewMap {
  public:
   V* Find(std::string_view key) {
     if (slots_.empty()) return nullptr;
-    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+    const size_t h = Hash(key);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (!s.used) return nullptr;
-      if (s.key == key) return &s.value;
+      if (s.hash == h && s.key == key) return &s.value;
     }
   }
   // Inserts or overwrites.
-  void Set(std::string_view key, V value) {
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
-    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (!s.used) {
-        s.used = true;
-        s.key = key;
-        s.value = std::move(value);
-        ++size_;
-        return;
-      }
-      if (s.key == key) {
-        s.value = std::move(value);
-        return;
-      }
-    }
-  }
+  void Set(std::string_view key, V value) { SetHashed(key, Hash(key), std::move(value)); }
 
  private:
   struct Slot {
     std::string_view key;
+    size_t hash = 0;
     V value{};
     bool used = false;
   };
   static size_t Hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+  void SetHashed(std::string_view key, size_t h, V value) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s.used = true;
+        s.key = key;
+        s.hash = h;
+        s.value = std::move(value);
+        ++size_;
+        return;
+      }
+      if (s.hash == h && s.key == key) {
+        s.value = std::move(value);
+        return;
+      }
+    }
+  }
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
     mask_ = slots_.size() - 1;
     size_ = 0;
     for (auto& s : old) {
-      if (s.used) Set(s.key, std::move(s.value));
+      if (s.used) SetHashed(s.key, s.hash, std::move(s.value));
     }
   }
   std::vector<Slot> slots_;
@@ -137,19 +146,24 @@ bool IsKeyword(std::string_view s) {
   }
 }
 
+// A string against a literal: the length is a constant, so the comparison is a
+// few inlined loads instead of a call to memcmp.
+template <size_t N>
+inline bool Eq(std::string_view s, const char (&lit)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
 // A dotted name such as pld.tensor.window, without allocation.
 struct Path {
   static constexpr int kMax = 8;
   std::string_view parts[kMax];
   int n = 0;
   Token first;
-  bool Is(std::initializer_list<std::string_view> want) const {
-    if (static_cast<size_t>(n) != want.size()) return false;
+  template <size_t... N>
+  bool Is(const char (&... want)[N]) const {
+    if (n != static_cast<int>(sizeof...(N))) return false;
     int i = 0;
-    for (auto w : want) {
-      if (parts[i++] != w) return false;
-    }
-    return true;
+    return (Eq(parts[i++], want) && ...);
   }
   std::string Join() const {
     std::string s;
@@ -184,7 +198,7 @@ struct FuncSig {
   std::optional<Role> role;
   std::vector<VarPtr> params;
   std::vector<ParamDirection> dirs;
-  std::vector<std::pair<std::string, VarPtr>> param_names;
+  size_t param_count = 0;  // params moves into the Function when it is built
   bool has_ret_annot = false;
   // A return annotation naming windows is read after the body has declared them.
   int deferred_ret_at = -1;  // checkpoint index
@@ -217,22 +231,95 @@ struct FuncState {
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& opts)
-      : opts_(opts),
+      : nodes_(text.size()),
+        fn_nodes_(0),
+        opts_(opts),
         file_(InternFileName(opts.filename)),
         main_(text, file_, opts.line_offset, LexerLimits{opts.max_nesting_depth}),
         lex_(&main_) {}
 
-  ProgramPtr Run();
+  // kOnePass parses each function's body right after its signature and falls back
+  // to reading the remaining signatures ahead only when a body calls a function not
+  // seen yet; kTwoPass reads every signature first (skipping bodies), then the
+  // bodies; kSignaturesOnly stops after that first pass. Both full modes build the
+  // same program; a diagnostic of kOnePass is replaced by the first-pass
+  // diagnostic when there is one (see ParseProgram), so both report the same error.
+  enum class Mode { kOnePass, kTwoPass, kSignaturesOnly };
+  ProgramPtr Run(Mode mode);
+  bool all_sigs_known() const { return all_sigs_known_; }
+  // Whether the first pass met a call in a signature (which parses the callee's
+  // body during the first pass, in two-pass order).
+  bool called_in_first_pass() const { return called_in_first_pass_; }
 
  private:
+  // ---- nodes: in the parse's arena (ir/parse_arena.h). These shadow the
+  // builder's functions of the same names (ir/builder.h) and build the same nodes
+  // with the same checks and messages.
+  template <typename T, typename... Args>
+  std::shared_ptr<T> New(Args&&... args) {
+    return nodes_.Make<T>(std::forward<Args>(args)...);
+  }
+  template <typename T>
+  static std::shared_ptr<T> WithSpan(std::shared_ptr<T> n, const Span& span) {
+    n->span = span;
+    return n;
+  }
+  VarPtr MakeVar(std::string name, TypePtr type, const Span& span) {
+    return WithSpan(New<Var>(std::move(name), std::move(type)), span);
+  }
+  ExprPtr Int(int64_t v, DataType dt, const Span& span) {
+    return WithSpan(New<ConstInt>(v, dt), span);
+  }
+  ExprPtr Float(double v, DataType dt, const Span& span) {
+    return WithSpan(New<ConstFloat>(v, dt), span);
+  }
+  ExprPtr Bool(bool v, const Span& span) { return WithSpan(New<ConstBool>(v), span); }
+  ExprPtr Str(std::string v, const Span& span) {
+    return WithSpan(New<ConstString>(std::move(v)), span);
+  }
+  ExprPtr Tuple(std::vector<ExprPtr> elements, const Span& span) {
+    return WithSpan(New<MakeTuple>(std::move(elements)), span);
+  }
+  ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span);
+  ExprPtr Unary(UnaryOp op, ExprPtr x, const Span& span);
+  CallPtr MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device,
+                           TypePtr result_type, const Span& span);
+  CallPtr MakeOpCall(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs,
+                     const Span& span);
+  CallPtr MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs,
+                             TypePtr result_type, const Span& span);
+  StmtPtr Assign(VarPtr var, ExprPtr value, const Span& span) {
+    return WithSpan(New<AssignStmt>(std::move(var), std::move(value)), span);
+  }
+  StmtPtr Eval(ExprPtr e, const Span& span) { return WithSpan(New<EvalStmt>(std::move(e)), span); }
+  StmtPtr Return(std::vector<ExprPtr> values, const Span& span) {
+    return WithSpan(New<ReturnStmt>(std::move(values)), span);
+  }
+  SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, const Span& span) {
+    return WithSpan(New<SeqStmts>(std::move(stmts)), span);
+  }
+  StmtPtr While(ExprPtr cond, StmtPtr body, const Span& span) {
+    return WithSpan(New<WhileStmt>(std::move(cond), std::move(body)), span);
+  }
+  StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, const Span& span) {
+    return WithSpan(New<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
+  }
+  TypePtr TensorTy(std::vector<ExprPtr> shape, DataType dt) {
+    return New<TensorType>(std::move(shape), dt);
+  }
+  TypePtr DistTensorTy(std::vector<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
+    return New<DistributedTensorType>(std::move(shape), dt, nullptr, nullptr, std::move(wb));
+  }
+
   // ---- tokens
   const Token& Peek(int k = 0) { return lex_->Peek(k); }
   Token Next() { return lex_->Next(); }
   Span SpanOf(const Token& t) const { return lex_->SpanOf(t); }
   bool At(Tok k, int ahead = 0) { return Peek(ahead).kind == k; }
-  bool AtName(std::string_view s, int ahead = 0) {
+  template <size_t N>
+  bool AtName(const char (&s)[N], int ahead = 0) {
     const Token& t = Peek(ahead);
-    return t.kind == Tok::kName && t.text == s;
+    return t.kind == Tok::kName && Eq(t.text, s);
   }
   bool Accept(Tok k) {
     if (!At(k)) return false;
@@ -261,7 +348,8 @@ class Parser {
     }
     return Next();
   }
-  Token ExpectName(std::string_view s) {
+  template <size_t N>
+  Token ExpectName(const char (&s)[N]) {
     if (!AtName(s)) Fail(Peek(), fmt::format("expected '{}', got {}", s, Describe(Peek())));
     return Next();
   }
@@ -296,10 +384,13 @@ class Parser {
   // ---- program structure
   void SkipImportLine();
   void ParseDecorator(FuncSig* sig);
-  void ParseSignature(FuncSig* sig);
+  void ParseSignature(FuncSig* sig, bool skip_body = true);
+  void ScanSignatures();
+  void PrescanRest();
   void SkipBlock();
   void EnsureParsed(FuncSig* sig);
   void ParseFunctionBody(FuncSig* sig);
+  void ParseFunctionBodyHere(FuncSig* sig);
   const std::vector<TypePtr>& ReturnTypesOf(FuncSig* sig, const Token& at);
   std::vector<TypePtr> ParseReturnAnnotation();
 
@@ -332,12 +423,7 @@ class Parser {
 
   // ---- expressions
   ExprPtr ParseExpr();
-  ExprPtr ParseOr();
-  ExprPtr ParseAnd();
-  ExprPtr ParseNot();
-  ExprPtr ParseComparison();
-  ExprPtr ParseAdditive();
-  ExprPtr ParseTerm();
+  ExprPtr ParseBinary(int min_prec);
   ExprPtr ParseUnary();
   ExprPtr ParsePrimary();
   ExprPtr ParseDispatch();
@@ -368,13 +454,25 @@ class Parser {
   std::optional<DataType> ParseDTypeName();
   DataType ExpectDType();
 
+  parse::NodeFactory nodes_;
+  // Function nodes apart, packed together: the Program constructor sorts them by
+  // name, and on a large program that sort's reads then stay within a few MiB
+  // instead of touching a page per function across the whole arena.
+  parse::NodeFactory fn_nodes_;
   const ParseOptions& opts_;
   const std::string* file_;
   Lexer main_;
   Lexer* lex_;
   int depth_ = 0;
+  // One-pass mode: whether every signature has been read, and how many indented
+  // blocks of the function being parsed on the main lexer are open.
+  bool one_pass_ = false;
+  bool all_sigs_known_ = false;
+  bool in_body_ = false;  // parsing a body on main_ (not a signature)
+  bool called_in_first_pass_ = false;
+  int block_depth_ = 0;
   std::vector<std::unique_ptr<FuncSig>> sigs_;
-  NameMap<FuncSig*> sig_by_name_;
+  ViewMap<FuncSig*> sig_by_name_;  // keys view FuncSig::name
   FuncState* fs_ = nullptr;
   YieldFrame* yield_frame_ = nullptr;
   std::vector<VarPtr> dyn_dims_;
@@ -386,11 +484,36 @@ class Parser {
   // hundred bytes, and one large record per function made the allocator
   // consolidate its free lists on every function.
   std::vector<Lexer> checkpoints_;
+  // Lists under construction, innermost last: a finished list is copied out at its
+  // exact size (one allocation instead of one per doubling).
+  std::vector<ExprPtr> expr_scratch_;
+  std::vector<StmtPtr> stmt_scratch_;
+  template <typename T>
+  static std::vector<T> TakeScratch(std::vector<T>* scratch, size_t base) {
+    std::vector<T> out(std::make_move_iterator(scratch->begin() + static_cast<ptrdiff_t>(base)),
+                       std::make_move_iterator(scratch->end()));
+    scratch->resize(base);
+    return out;
+  }
+  template <typename T>
+  static void AppendScratch(std::vector<T>* scratch, size_t base, std::vector<T>* out) {
+    if (out->empty()) {
+      *out = TakeScratch(scratch, base);
+      return;
+    }
+    out->insert(out->end(),
+                std::make_move_iterator(scratch->begin() + static_cast<ptrdiff_t>(base)),
+                std::make_move_iterator(scratch->end()));
+    scratch->resize(base);
+  }
   int Checkpoint() {
     checkpoints_.push_back(*lex_);
     return static_cast<int>(checkpoints_.size()) - 1;
   }
 };
+
+// Thrown by a one-pass parse that must be redone in two-pass order.
+struct NeedsTwoPass {};
 
 // Parses from a checkpoint without disturbing the current position.
 struct LexerSwap {
@@ -408,7 +531,7 @@ void Parser::SkipImportLine() {
   Accept(Tok::kNewline);
 }
 
-ProgramPtr Parser::Run() {
+ProgramPtr Parser::Run(Mode mode) {
   // Module level: imports, docstrings, then exactly one @pl.program class.
   while (true) {
     if (Accept(Tok::kNewline)) continue;
@@ -432,7 +555,7 @@ ProgramPtr Parser::Run() {
   if (!At(Tok::kAt)) Fail(Peek(), fmt::format("expected '@pl.program', got {}", Describe(Peek())));
   Token at = Next();
   Path deco = ParsePath();
-  if (!deco.Is({"pl", "program"})) Fail(deco.first, "expected '@pl.program'");
+  if (!deco.Is("pl", "program")) Fail(deco.first, "expected '@pl.program'");
   if (Accept(Tok::kLParen)) Expect(Tok::kRParen, "(@pl.program takes no arguments)");
   Expect(Tok::kNewline);
   ExpectName("class");
@@ -446,7 +569,72 @@ ProgramPtr Parser::Run() {
     Next();
     Next();
   }
-  // Pass 1: signatures, so a function may be called before its definition.
+  if (mode == Mode::kOnePass) {
+    // Signature then body, function by function, on one lexer: no body is lexed
+    // twice and no checkpoint is taken. A call of a function not defined yet reads
+    // the remaining signatures ahead (PrescanRest); the functions after the current
+    // one are then parsed from their checkpoints below, as in two-pass mode.
+    one_pass_ = true;
+    while (!all_sigs_known_ && !At(Tok::kDedent) && !At(Tok::kEof)) {
+      if (AtName("pass")) {
+        Next();
+        ExpectEndOfStmt();
+        continue;
+      }
+      auto sig = std::make_unique<FuncSig>();
+      if (At(Tok::kAt)) {
+        ParseDecorator(sig.get());
+      } else if (!AtName("def")) {
+        Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
+                                 Describe(Peek())));
+      }
+      ParseSignature(sig.get(), /*skip_body=*/false);
+      if (sig_by_name_.Find(sig->name)) {
+        throw ValueError(fmt::format("function '{}' is defined twice", sig->name), sig->span);
+      }
+      FuncSig* s = sig.get();
+      sig_by_name_.Set(s->name, s);
+      sigs_.push_back(std::move(sig));
+      s->state = FuncSig::kParsing;
+      block_depth_ = 1;
+      in_body_ = true;
+      ParseFunctionBodyHere(s);
+      in_body_ = false;
+      s->state = FuncSig::kDone;
+    }
+    if (!all_sigs_known_) {
+      Accept(Tok::kDedent);
+      while (Accept(Tok::kNewline)) {
+      }
+      if (!At(Tok::kEof))
+        Fail(Peek(), fmt::format("expected end of input after the program class, got {}",
+                                 Describe(Peek())));
+      all_sigs_known_ = true;
+    }
+    one_pass_ = false;
+  } else {
+    // Pass 1: signatures, so a function may be called before its definition.
+    ScanSignatures();
+    all_sigs_known_ = true;
+    if (mode == Mode::kSignaturesOnly) return nullptr;
+  }
+  // Pass 2: bodies in order (a call of a not-yet-parsed function whose return type
+  // is not annotated parses the callee first).
+  std::vector<FunctionPtr> fns;
+  fns.reserve(sigs_.size());
+  for (auto& s : sigs_) {
+    EnsureParsed(s.get());
+    fns.push_back(std::move(s->result));
+  }
+  auto program = New<Program>(std::string(name.text), dyn_dims_, std::move(fns));
+  program->span = SpanOf(at);
+  return program;
+}
+
+// The first pass from the current position in the class body: every remaining
+// function's decorator and signature (bodies skipped, checkpointed), then the end
+// of the class and of the input.
+void Parser::ScanSignatures() {
   while (!At(Tok::kDedent) && !At(Tok::kEof)) {
     if (AtName("pass")) {
       Next();
@@ -461,10 +649,10 @@ ProgramPtr Parser::Run() {
                                Describe(Peek())));
     }
     ParseSignature(sig.get());
-    if (sig_by_name_.count(sig->name)) {
+    if (sig_by_name_.Find(sig->name)) {
       throw ValueError(fmt::format("function '{}' is defined twice", sig->name), sig->span);
     }
-    sig_by_name_.emplace(sig->name, sig.get());
+    sig_by_name_.Set(sig->name, sig.get());
     sigs_.push_back(std::move(sig));
   }
   Accept(Tok::kDedent);
@@ -473,16 +661,23 @@ ProgramPtr Parser::Run() {
   if (!At(Tok::kEof))
     Fail(Peek(),
          fmt::format("expected end of input after the program class, got {}", Describe(Peek())));
-  // Pass 2: bodies in order (a call of a not-yet-parsed function whose return type
-  // is not annotated parses the callee first).
-  std::vector<FunctionPtr> fns;
-  for (auto& s : sigs_) {
-    EnsureParsed(s.get());
-    fns.push_back(s->result);
-  }
-  auto program = std::make_shared<Program>(std::string(name.text), dyn_dims_, std::move(fns));
-  program->span = SpanOf(at);
-  return program;
+}
+
+// One-pass mode, inside the body of the function being parsed on the main lexer:
+// reads the signatures of every later function on a copy of the lexer (skipping
+// the rest of the current body first), so that a call may name any of them.
+void Parser::PrescanRest() {
+  Lexer ahead = main_;
+  Token eof;
+  if (!ahead.SkipBlock(&eof, block_depth_)) Fail(eof, "unexpected end of input inside a block");
+  LexerSwap swap(&lex_, &ahead);
+  int saved_depth = depth_;
+  depth_ = 0;
+  in_body_ = false;  // signatures now: a call there means two-pass order
+  ScanSignatures();
+  in_body_ = true;
+  depth_ = saved_depth;
+  all_sigs_known_ = true;
 }
 
 // `NR = pl.dynamic("NR")`: a program-level symbolic dimension, visible in every
@@ -508,7 +703,7 @@ void Parser::ParseDynamicDim() {
 void Parser::ParseDecorator(FuncSig* sig) {
   Expect(Tok::kAt);
   Path p = ParsePath();
-  if (!p.Is({"pl", "function"})) Fail(p.first, fmt::format("unknown decorator '@{}'", p.Join()));
+  if (!p.Is("pl", "function")) Fail(p.first, fmt::format("unknown decorator '@{}'", p.Join()));
   if (Accept(Tok::kLParen)) {
     while (!At(Tok::kRParen)) {
       Token key = ExpectIdent("a decorator argument");
@@ -517,19 +712,19 @@ void Parser::ParseDecorator(FuncSig* sig) {
       auto bad = [&](std::string_view what) {
         Fail(v.first, fmt::format("{}= expects {}, got '{}'", key.text, what, v.Join()));
       };
-      if (key.text == "type") {
-        if (v.n != 3 || v.parts[0] != "pl" || v.parts[1] != "FunctionType")
+      if (Eq(key.text, "type")) {
+        if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "FunctionType"))
           bad("pl.FunctionType.<Kind>");
         auto t = FunctionTypeFromName(v.parts[2]);
         if (!t) bad("pl.FunctionType.<Kind>");
         sig->type = *t;
-      } else if (key.text == "level") {
-        if (v.n != 3 || v.parts[0] != "pl" || v.parts[1] != "Level") bad("pl.Level.<LEVEL>");
+      } else if (Eq(key.text, "level")) {
+        if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "Level")) bad("pl.Level.<LEVEL>");
         auto l = LevelFromName(v.parts[2]);
         if (!l) bad("pl.Level.<LEVEL>");
         sig->level = *l;
-      } else if (key.text == "role") {
-        if (v.n != 3 || v.parts[0] != "pl" || v.parts[1] != "Role") bad("pl.Role.<Role>");
+      } else if (Eq(key.text, "role")) {
+        if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "Role")) bad("pl.Role.<Role>");
         auto r = RoleFromName(v.parts[2]);
         if (!r) bad("pl.Role.<Role>");
         sig->role = *r;
@@ -545,7 +740,7 @@ void Parser::ParseDecorator(FuncSig* sig) {
   Expect(Tok::kNewline);
 }
 
-void Parser::ParseSignature(FuncSig* sig) {
+void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   Token def = ExpectName("def");
   Token name = ExpectIdent("a function name");
   sig->name = std::string(name.text);
@@ -574,7 +769,7 @@ void Parser::ParseSignature(FuncSig* sig) {
          At(Tok::kLBracket, 3))) {
       Next();
       Next();
-      dir = Next().text == "Out" ? ParamDirection::kOut : ParamDirection::kIn;
+      dir = Eq(Next().text, "Out") ? ParamDirection::kOut : ParamDirection::kIn;
       if (dir == ParamDirection::kIn) dir = ParamDirection::kInOut;
       Next();
       type = ParseType();
@@ -582,15 +777,16 @@ void Parser::ParseSignature(FuncSig* sig) {
     } else {
       type = ParseType();
     }
-    for (const auto& [n, v] : sig->param_names) {
-      if (n == pname.text) Fail(pname, fmt::format("duplicate parameter '{}'", pname.text));
+    for (const auto& p : sig->params) {
+      if (p->name_hint == pname.text)
+        Fail(pname, fmt::format("duplicate parameter '{}'", pname.text));
     }
     VarPtr v = MakeVar(std::string(pname.text), type, SpanOf(pname));
     sig->params.push_back(v);
     sig->dirs.push_back(dir);
-    sig->param_names.emplace_back(std::string(pname.text), v);
     fs.vars.Set(pname.text, v);
   }
+  sig->param_count = sig->params.size();
   Expect(Tok::kRParen);
   if (Accept(Tok::kArrow)) {
     sig->has_ret_annot = true;
@@ -602,7 +798,7 @@ void Parser::ParseSignature(FuncSig* sig) {
         break;
       if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
       if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
-      if (t.kind == Tok::kName && t.text == "window_ref") names_window = true;
+      if (t.kind == Tok::kName && Eq(t.text, "window_ref")) names_window = true;
       Next();
     }
     if (names_window) {
@@ -620,6 +816,7 @@ void Parser::ParseSignature(FuncSig* sig) {
   if (!At(Tok::kIndent))
     Fail(Peek(), fmt::format("expected an indented body for function '{}'", sig->name));
   Next();
+  if (!skip_body) return;
   sig->body_at = Checkpoint();
   SkipBlock();
 }
@@ -671,10 +868,18 @@ const std::vector<TypePtr>& Parser::ReturnTypesOf(FuncSig* sig, const Token& at)
 }
 
 void Parser::ParseFunctionBody(FuncSig* sig) {
+  // Each checkpoint is resumed exactly once: take it rather than copy it.
+  Lexer body = std::move(checkpoints_[static_cast<size_t>(sig->body_at)]);
+  LexerSwap swap(&lex_, &body);
+  ParseFunctionBodyHere(sig);
+}
+
+// The body of `sig` from the current lexer, which stands just after its INDENT.
+void Parser::ParseFunctionBodyHere(FuncSig* sig) {
   FuncState fs;
   fs.sig = sig;
   for (const auto& d : dyn_dims_) fs.vars.Set(d->name_hint, d);
-  for (const auto& [n, v] : sig->param_names) fs.vars.Set(n, v);
+  for (const auto& v : sig->params) fs.vars.Set(v->name_hint, v);
   FuncState* saved_fs = fs_;
   fs_ = &fs;
   struct Restore {
@@ -682,9 +887,6 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
     FuncState* saved;
     ~Restore() { *slot = saved; }
   } restore{&fs_, saved_fs};
-  // Each checkpoint is resumed exactly once: take it rather than copy it.
-  Lexer body = std::move(checkpoints_[static_cast<size_t>(sig->body_at)]);
-  LexerSwap swap(&lex_, &body);
   int saved_depth = depth_;
   depth_ = 0;
 
@@ -697,14 +899,15 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
     ParseWindowDecl();
   }
   for (auto& d : fs.windows) {
-    for (const auto& [n, v] : sig->param_names) {
-      if (n == d.base && !d.wb) BindWindow(d, v);
+    for (const auto& v : sig->params) {
+      if (v->name_hint == d.base && !d.wb) BindWindow(d, v);
     }
   }
-  std::vector<StmtPtr> stmts;
+  const size_t stmts_base = stmt_scratch_.size();
   Token first = Peek();
-  while (!At(Tok::kDedent) && !At(Tok::kEof)) ParseStmtInto(&stmts);
+  while (!At(Tok::kDedent) && !At(Tok::kEof)) ParseStmtInto(&stmt_scratch_);
   Accept(Tok::kDedent);
+  std::vector<StmtPtr> stmts = TakeScratch(&stmt_scratch_, stmts_base);
   for (auto& d : fs.windows) {
     if (!d.wb) {
       throw ValueError(
@@ -714,6 +917,9 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
     }
   }
   if (sig->deferred_ret_at >= 0) {
+    // Past the body now: a call in this annotation is not in a body (one-pass mode
+    // leaves it to the two-pass order).
+    in_body_ = false;
     Lexer ret = std::move(checkpoints_[static_cast<size_t>(sig->deferred_ret_at)]);
     LexerSwap ret_swap(&lex_, &ret);
     sig->ret_types = ParseReturnAnnotation();
@@ -721,8 +927,9 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
     sig->ret_types = fs.first_return_types;
   }
   auto body_seq = Seq(std::move(stmts), SpanOf(first));
-  auto fn = std::make_shared<Function>(sig->name, sig->params, sig->dirs, sig->ret_types, body_seq,
-                                       sig->type, sig->level, sig->role);
+  auto fn = fn_nodes_.Make<Function>(sig->name, std::move(sig->params), std::move(sig->dirs),
+                                     sig->ret_types, std::move(body_seq), sig->type, sig->level,
+                                     sig->role);
   fn->span = sig->span;
   sig->result = fn;
   depth_ = saved_depth;
@@ -743,10 +950,10 @@ void Parser::ParseWindowDecl() {
     if (At(Tok::kRParen)) break;
     Token key = ExpectIdent("a window_buffer argument");
     Expect(Tok::kAssign);
-    if (key.text == "base") {
+    if (Eq(key.text, "base")) {
       d.base = ParseStringLit("the base variable name");
       have_base = true;
-    } else if (key.text == "size") {
+    } else if (Eq(key.text, "size")) {
       if (AtName("None") && (At(Tok::kComma, 1) || At(Tok::kRParen, 1))) {
         Next();
         continue;
@@ -763,7 +970,7 @@ void Parser::ParseWindowDecl() {
         if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket || t.kind == Tok::kRBrace) --depth;
         Next();
       }
-    } else if (key.text == "load_from_host" || key.text == "store_to_host") {
+    } else if (Eq(key.text, "load_from_host") || Eq(key.text, "store_to_host")) {
       bool v = false;
       if (AtName("True")) {
         v = true;
@@ -771,7 +978,7 @@ void Parser::ParseWindowDecl() {
         Fail(Peek(), fmt::format("{}= expects True or False", key.text));
       }
       Next();
-      (key.text == "load_from_host" ? d.load : d.store) = v;
+      (Eq(key.text, "load_from_host") ? d.load : d.store) = v;
     } else {
       Fail(key, fmt::format("unknown window_buffer argument '{}'", key.text));
     }
@@ -795,7 +1002,7 @@ void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
     LexerSwap swap(&lex_, &sub);
     size = ParseExpr();
   }
-  auto wb = std::make_shared<WindowBuffer>(base, size, d.load, d.store);
+  auto wb = New<WindowBuffer>(base, size, d.load, d.store);
   wb->span = d.span;
   d.wb = wb;
 }
@@ -866,28 +1073,30 @@ SeqStmtsPtr Parser::ParseBlock(const Token& header, YieldFrame* frame) {
   Next();
   if (!At(Tok::kIndent)) Fail(Peek(), "expected an indented block");
   Token first = Next();
+  ++block_depth_;
+  const size_t base = stmt_scratch_.size();
   while (!At(Tok::kDedent) && !At(Tok::kEof)) {
     if (frame && frame->yielded) {
       Fail(Peek(), "pl.yield_ must be the last statement of the loop body");
     }
-    ParseStmtInto(&stmts);
+    ParseStmtInto(&stmt_scratch_);
   }
-  Accept(Tok::kDedent);
+  if (Accept(Tok::kDedent)) --block_depth_;
   check_end();
-  return Seq(std::move(stmts), SpanOf(first));
+  return Seq(TakeScratch(&stmt_scratch_, base), SpanOf(first));
 }
 
 void Parser::ParseStmtInto(std::vector<StmtPtr>* out) {
   const Token& t = Peek();
   if (t.kind == Tok::kIndent) Fail(t, "unexpected indent");
   if (t.kind == Tok::kName) {
-    if (t.text == "for") return out->push_back(ParseFor());
-    if (t.text == "while") return out->push_back(ParseWhile());
-    if (t.text == "if") return out->push_back(ParseIf(false));
-    if (t.text == "with") return out->push_back(ParseWith());
-    if (t.text == "elif" || t.text == "else")
+    if (Eq(t.text, "for")) return out->push_back(ParseFor());
+    if (Eq(t.text, "while")) return out->push_back(ParseWhile());
+    if (Eq(t.text, "if")) return out->push_back(ParseIf(false));
+    if (Eq(t.text, "with")) return out->push_back(ParseWith());
+    if (Eq(t.text, "elif") || Eq(t.text, "else"))
       Fail(t, fmt::format("'{}' without a matching 'if'", t.text));
-    if (t.text == "def" || t.text == "class")
+    if (Eq(t.text, "def") || Eq(t.text, "class"))
       Fail(t, fmt::format("nested '{}' is not supported", t.text));
   }
   StmtPtr s = ParseSimpleStmt();
@@ -898,21 +1107,21 @@ StmtPtr Parser::ParseSimpleStmt() {
   const Token t = Peek();
   StmtPtr s;
   if (t.kind == Tok::kName) {
-    if (t.text == "pass") {
+    if (Eq(t.text, "pass")) {
       Next();
       ExpectEndOfStmt();
       return nullptr;
     }
-    if (t.text == "return") {
+    if (Eq(t.text, "return")) {
       s = ParseReturn();
       ExpectEndOfStmt();
       return s;
     }
-    if (t.text == "import" || t.text == "from")
+    if (Eq(t.text, "import") || Eq(t.text, "from"))
       Fail(t, "import statements are only allowed at module level");
-    if (t.text == "break" || t.text == "continue")
+    if (Eq(t.text, "break") || Eq(t.text, "continue"))
       Fail(t, fmt::format("'{}' is not supported", t.text));
-    if (t.text == "pl" && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
+    if (Eq(t.text, "pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
         AtName("window_buffer", 4)) {
       Fail(t, "pl._dump.window_buffer declarations must come first in the function body");
     }
@@ -939,7 +1148,7 @@ StmtPtr Parser::ParseSimpleStmt() {
     }
     Next();
     ExprPtr value = ParseExpr();
-    auto a = std::make_shared<SubscriptAssignStmt>(e, value);
+    auto a = New<SubscriptAssignStmt>(e, value);
     a->span = SpanOf(t);
     ExpectEndOfStmt();
     return a;
@@ -980,7 +1189,7 @@ StmtPtr Parser::ParseUnpackAssign() {
   for (size_t i = 0; i < names.size(); ++i) {
     vars.push_back(MakeVar(std::string(names[i].text), types[i], SpanOf(names[i])));
   }
-  auto s = std::make_shared<UnpackAssignStmt>(vars, value);
+  auto s = New<UnpackAssignStmt>(vars, value);
   s->span = SpanOf(names[0]);
   for (size_t i = 0; i < names.size(); ++i) DefineVar(names[i].text, vars[i]);
   return s;
@@ -1015,7 +1224,7 @@ StmtPtr Parser::ParseYield(const std::vector<std::pair<Token, TypePtr>>& targets
     frame->return_vars.push_back(v);
     DefineVar(tok.text, v);
   }
-  auto y = std::make_shared<YieldStmt>(std::move(values));
+  auto y = New<YieldStmt>(std::move(values));
   y->span = SpanOf(at);
   return y;
 }
@@ -1048,7 +1257,7 @@ StmtPtr Parser::ParseAssign() {
   if (ann && value->kind() == NodeKind::kCall && value->type->kind() == NodeKind::kUnknownType) {
     const auto& c = static_cast<const Call&>(*value);
     if (c.op && c.op->kind() == NodeKind::kOp && !static_cast<const Op&>(*c.op).info) {
-      auto typed = std::make_shared<Call>(c);
+      auto typed = New<Call>(c);
       typed->type = ann;
       value = typed;
     }
@@ -1094,11 +1303,11 @@ StmtPtr Parser::ParseFor() {
   ExpectName("in");
   Path p = ParsePath();
   ForKind kind = ForKind::kRange;
-  if (p.Is({"pl", "range"})) {
+  if (p.Is("pl", "range")) {
     kind = ForKind::kRange;
-  } else if (p.Is({"pl", "unroll"})) {
+  } else if (p.Is("pl", "unroll")) {
     kind = ForKind::kUnroll;
-  } else if (p.Is({"pl", "parallel"})) {
+  } else if (p.Is("pl", "parallel")) {
     kind = ForKind::kParallel;
   } else {
     Fail(p.first,
@@ -1115,7 +1324,7 @@ StmtPtr Parser::ParseFor() {
     if (At(Tok::kName) && At(Tok::kAssign, 1)) {
       Token key = Next();
       Next();
-      if (key.text != "init_values") {
+      if (!Eq(key.text, "init_values")) {
         Fail(key, fmt::format("pl.{}: keyword argument '{}' is not supported (only init_values=)",
                               ForKindName(kind), key.text));
       }
@@ -1156,13 +1365,13 @@ StmtPtr Parser::ParseFor() {
   DefineVar(var_name.text, lv);
   YieldFrame frame;
   for (size_t i = 0; i < carried.size(); ++i) {
-    auto ia = std::make_shared<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
+    auto ia = New<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
     ia->span = SpanOf(carried[i]);
     frame.iter_args.push_back(ia);
     DefineVar(carried[i].text, ia);
   }
   SeqStmtsPtr body = ParseBlock(at, has_carried ? &frame : nullptr);
-  auto f = std::make_shared<ForStmt>(lv, start, stop, step, body, kind);
+  auto f = New<ForStmt>(lv, start, stop, step, body, kind);
   f->iter_args = std::move(frame.iter_args);
   f->return_vars = std::move(frame.return_vars);
   f->span = sp;
@@ -1197,7 +1406,7 @@ StmtPtr Parser::ParseIf(bool is_elif) {
 StmtPtr Parser::ParseWith() {
   Token at = Next();
   Path p = ParsePath();
-  if (!p.Is({"pl", "_dump", "comm_domain"})) return ParseGenericWith(at, p);
+  if (!p.Is("pl", "_dump", "comm_domain")) return ParseGenericWith(at, p);
   Expect(Tok::kLParen);
   std::string name;
   bool have_name = false, have_devices = false;
@@ -1207,10 +1416,10 @@ StmtPtr Parser::ParseWith() {
   while (!At(Tok::kRParen)) {
     Token key = ExpectIdent("a comm_domain argument");
     Expect(Tok::kAssign);
-    if (key.text == "name") {
+    if (Eq(key.text, "name")) {
       name = ParseStringLit("the domain name");
       have_name = true;
-    } else if (key.text == "devices") {
+    } else if (Eq(key.text, "devices")) {
       have_devices = true;
       if (At(Tok::kString)) {
         Token s = Next();
@@ -1230,7 +1439,7 @@ StmtPtr Parser::ParseWith() {
         }
         Expect(Tok::kRBracket);
       }
-    } else if (key.text == "slots") {
+    } else if (Eq(key.text, "slots")) {
       Expect(Tok::kLBracket);
       while (!At(Tok::kRBracket)) {
         Token s = Peek();
@@ -1238,7 +1447,7 @@ StmtPtr Parser::ParseWith() {
         if (!Accept(Tok::kComma)) break;
       }
       Expect(Tok::kRBracket);
-    } else if (key.text == "attrs") {
+    } else if (Eq(key.text, "attrs")) {
       attrs = ParseKwargDict();
     } else {
       Fail(key, fmt::format("unknown comm_domain argument '{}'", key.text));
@@ -1253,8 +1462,8 @@ StmtPtr Parser::ParseWith() {
   // Slots are resolved after the body: their bases are usually assigned inside it.
   std::vector<WindowBufferPtr> slots;
   for (const auto& [n, tok] : slot_names) slots.push_back(LookupWindow(tok, false, n, 0));
-  auto s = std::make_shared<CommDomainScopeStmt>(std::move(name), std::move(devices),
-                                                 std::move(slots), std::move(attrs), body);
+  auto s = New<CommDomainScopeStmt>(std::move(name), std::move(devices), std::move(slots),
+                                    std::move(attrs), body);
   s->span = SpanOf(at);
   return s;
 }
@@ -1262,10 +1471,10 @@ StmtPtr Parser::ParseWith() {
 // `with pl.manual_scope():`, `with pl.at(level=..., deps=[t]) as t:`: a ScopeStmt
 // keeping the callee, arguments and keyword arguments as written.
 StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
-  if (p.parts[0] != "pl" && p.parts[0] != "pld") {
+  if (!Eq(p.parts[0], "pl") && !Eq(p.parts[0], "pld")) {
     Fail(p.first, fmt::format("'with {}': expected a pl.* or pld.* scope", p.Join()));
   }
-  if (p.n >= 2 && p.parts[1] == "_dump") {
+  if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
     Fail(p.first, fmt::format("unknown pl._dump scope '{}'", p.Join()));
   }
   if (!At(Tok::kLParen))
@@ -1285,7 +1494,7 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
     DefineVar(name.text, as_var);
   }
   SeqStmtsPtr body = ParseBlock(at);
-  auto s = std::make_shared<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
+  auto s = New<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
   s->span = SpanOf(at);
   return s;
 }
@@ -1326,7 +1535,7 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
   if ((a_unknown || b_unknown) && (a_unknown || IsScalarTyped(a)) &&
       (b_unknown || IsScalarTyped(b))) {
     TypePtr t = IsLogical(op) ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = std::make_shared<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
+    auto e = New<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
     e->span = SpanOf(at);
     return e;
   }
@@ -1336,46 +1545,74 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
 ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
   if (IsUnknownTyped(x)) {
     TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = std::make_shared<UnaryExpr>(op, std::move(x), std::move(t));
+    auto e = New<UnaryExpr>(op, std::move(x), std::move(t));
     e->span = SpanOf(at);
     return e;
   }
   return Unary(op, std::move(x), SpanOf(at));
 }
 
+namespace {
+const ScalarType* ScalarOrNull(const ExprPtr& e) {
+  if (!e || !e->type || e->type->kind() != NodeKind::kScalarType) return nullptr;
+  return static_cast<const ScalarType*>(e->type.get());
+}
+}  // namespace
+
+ExprPtr Parser::Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span) {
+  const ScalarType* ta = ScalarOrNull(a);
+  const ScalarType* tb = ScalarOrNull(b);
+  if (!ta || !tb) {
+    throw ValueError(fmt::format("operator {} needs scalar operands", BinaryOpName(op)), span);
+  }
+  TypePtr t = ScalarTy(PromoteDataTypes(op, ta->dtype, tb->dtype));
+  return WithSpan(New<BinaryExpr>(op, std::move(a), std::move(b), std::move(t)), span);
+}
+
+ExprPtr Parser::Unary(UnaryOp op, ExprPtr x, const Span& span) {
+  const ScalarType* tx = ScalarOrNull(x);
+  if (!tx) {
+    throw ValueError(fmt::format("operator {} needs a scalar operand", UnaryOpName(op)), span);
+  }
+  TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : x->type;
+  return WithSpan(New<UnaryExpr>(op, std::move(x), std::move(t)), span);
+}
+
+CallPtr Parser::MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device,
+                                 TypePtr result_type, const Span& span) {
+  auto gv = WithSpan(New<GlobalVar>(std::move(callee)), span);
+  ExprAttrList attrs;
+  if (device) attrs.emplace_back("device", std::move(device));
+  return WithSpan(New<Call>(std::move(gv), std::move(args), KwargList{}, std::move(attrs),
+                            result_type ? std::move(result_type) : UnknownType::Get()),
+                  span);
+}
+
+// The registry's MakeOpCall (same checks, same messages, same span), with the
+// node in the arena: the call is built first and its type deduced from it.
+CallPtr Parser::MakeOpCall(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs,
+                           const Span& span) {
+  const OpRegistry& reg = OpRegistry::Get();
+  if (!reg.Find(op_name)) throw ValueError(fmt::format("unknown op '{}'", op_name), span);
+  auto call = WithSpan(
+      New<Call>(reg.GetOp(op_name), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr),
+      span);
+  call->type = DeduceCallType(*call);
+  return call;
+}
+
+CallPtr Parser::MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args,
+                                   KwargList kwargs, TypePtr result_type, const Span& span) {
+  auto call = WithSpan(New<Call>(OpRegistry::Get().GetOp(op_name), std::move(args),
+                                 std::move(kwargs), ExprAttrList{}, std::move(result_type)),
+                       span);
+  DeduceCallType(*call);  // checks arguments of a registered op; the recorded type stays
+  return call;
+}
+
 ExprPtr Parser::ParseExpr() {
   DepthGuard g(this, Peek());
-  return ParseOr();
-}
-
-ExprPtr Parser::ParseOr() {
-  ExprPtr l = ParseAnd();
-  while (AtName("or")) {
-    Token op = Next();
-    ExprPtr r = ParseAnd();
-    l = MakeBinary(BinaryOp::kOr, l, r, op);
-  }
-  return l;
-}
-
-ExprPtr Parser::ParseAnd() {
-  ExprPtr l = ParseNot();
-  while (AtName("and")) {
-    Token op = Next();
-    ExprPtr r = ParseNot();
-    l = MakeBinary(BinaryOp::kAnd, l, r, op);
-  }
-  return l;
-}
-
-ExprPtr Parser::ParseNot() {
-  if (AtName("not")) {
-    Token op = Next();
-    DepthGuard g(this, op);
-    ExprPtr x = ParseNot();
-    return MakeUnary(UnaryOp::kNot, x, op);
-  }
-  return ParseComparison();
+  return ParseBinary(1);
 }
 
 namespace {
@@ -1399,51 +1636,76 @@ std::optional<BinaryOp> CompareOp(Tok k) {
 }
 }  // namespace
 
-ExprPtr Parser::ParseComparison() {
-  ExprPtr l = ParseAdditive();
-  if (auto op = CompareOp(Peek().kind)) {
-    Token t = Next();
-    ExprPtr r = ParseAdditive();
-    l = MakeBinary(*op, l, r, t);
-    if (CompareOp(Peek().kind))
-      Fail(Peek(), "chained comparisons are not supported; combine them with 'and'");
+namespace {
+// Binary operators by precedence, loosest first: 1 `or`, 2 `and`, (3 is `not`,
+// a prefix operator), 4 comparisons, 5 `+ -`, 6 `* / // %`. 0: not a binary operator.
+int BinaryPrec(const Token& t, BinaryOp* op) {
+  switch (t.kind) {
+    case Tok::kName:
+      if (Eq(t.text, "or")) {
+        *op = BinaryOp::kOr;
+        return 1;
+      }
+      if (Eq(t.text, "and")) {
+        *op = BinaryOp::kAnd;
+        return 2;
+      }
+      return 0;
+    case Tok::kLt:
+    case Tok::kLe:
+    case Tok::kEqEq:
+    case Tok::kNe:
+    case Tok::kGt:
+    case Tok::kGe:
+      *op = *CompareOp(t.kind);
+      return 4;
+    case Tok::kPlus:
+      *op = BinaryOp::kAdd;
+      return 5;
+    case Tok::kMinus:
+      *op = BinaryOp::kSub;
+      return 5;
+    case Tok::kStar:
+      *op = BinaryOp::kMul;
+      return 6;
+    case Tok::kSlash:
+      *op = BinaryOp::kDiv;
+      return 6;
+    case Tok::kSlashSlash:
+      *op = BinaryOp::kFloorDiv;
+      return 6;
+    case Tok::kPercent:
+      *op = BinaryOp::kFloorMod;
+      return 6;
+    default:
+      return 0;
   }
-  return l;
 }
+}  // namespace
 
-ExprPtr Parser::ParseAdditive() {
-  ExprPtr l = ParseTerm();
-  while (At(Tok::kPlus) || At(Tok::kMinus)) {
-    Token t = Next();
-    ExprPtr r = ParseTerm();
-    l = MakeBinary(t.kind == Tok::kPlus ? BinaryOp::kAdd : BinaryOp::kSub, l, r, t);
+// Precedence climbing over the levels above (one call per operand instead of one
+// per level): binary operators are left-associative, `not` applies to a whole
+// comparison, and comparisons do not chain. The trees, the depth accounting and
+// the diagnostics are those of one recursive function per level.
+ExprPtr Parser::ParseBinary(int min_prec) {
+  ExprPtr l;
+  if (min_prec <= 3 && AtName("not")) {
+    Token op = Next();
+    DepthGuard g(this, op);
+    ExprPtr x = ParseBinary(3);
+    l = MakeUnary(UnaryOp::kNot, std::move(x), op);
+  } else {
+    l = ParseUnary();
   }
-  return l;
-}
-
-ExprPtr Parser::ParseTerm() {
-  ExprPtr l = ParseUnary();
   while (true) {
     BinaryOp op;
-    switch (Peek().kind) {
-      case Tok::kStar:
-        op = BinaryOp::kMul;
-        break;
-      case Tok::kSlash:
-        op = BinaryOp::kDiv;
-        break;
-      case Tok::kSlashSlash:
-        op = BinaryOp::kFloorDiv;
-        break;
-      case Tok::kPercent:
-        op = BinaryOp::kFloorMod;
-        break;
-      default:
-        return l;
-    }
+    const int prec = BinaryPrec(Peek(), &op);
+    if (prec == 0 || prec < min_prec) return l;
     Token t = Next();
-    ExprPtr r = ParseUnary();
-    l = MakeBinary(op, l, r, t);
+    ExprPtr r = ParseBinary(prec + 1);
+    l = MakeBinary(op, std::move(l), std::move(r), t);
+    if (prec == 4 && CompareOp(Peek().kind))
+      Fail(Peek(), "chained comparisons are not supported; combine them with 'and'");
   }
 }
 
@@ -1539,13 +1801,13 @@ Path Parser::ParsePath() {
 }
 
 std::vector<ExprPtr> Parser::ParseExprList(Tok close) {
-  std::vector<ExprPtr> out;
+  const size_t base = expr_scratch_.size();
   while (!At(close)) {
-    out.push_back(ParseExpr());
+    expr_scratch_.push_back(ParseExpr());
     if (!Accept(Tok::kComma)) break;
   }
   Expect(close);
-  return out;
+  return TakeScratch(&expr_scratch_, base);
 }
 
 ExprPtr Parser::ParsePrimary() {
@@ -1578,12 +1840,12 @@ ExprPtr Parser::ParsePrimary() {
     default:
       Fail(t, fmt::format("expected an expression, got {}", Describe(t)));
   }
-  if (t.text == "True" || t.text == "False") {
+  if (Eq(t.text, "True") || Eq(t.text, "False")) {
     Next();
-    return Bool(t.text == "True", SpanOf(t));
+    return Bool(Eq(t.text, "True"), SpanOf(t));
   }
-  if (t.text == "self") return ParsePostfix(ParseDispatch());
-  if (t.text == "pl" || t.text == "pld") {
+  if (Eq(t.text, "self")) return ParsePostfix(ParseDispatch());
+  if (Eq(t.text, "pl") || Eq(t.text, "pld")) {
     if (AtUserAlloc()) {
       Fail(t,
            "pld.alloc_window_buffer(...) must be assigned directly to a variable (the alloc is "
@@ -1600,7 +1862,7 @@ ExprPtr Parser::ParsePrimary() {
             has_upper || (!p.parts[i].empty() && p.parts[i][0] >= 'A' && p.parts[i][0] <= 'Z');
       }
       if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", p.Join()));
-      auto gv = std::make_shared<GlobalVar>(p.Join());
+      auto gv = New<GlobalVar>(p.Join());
       gv->span = SpanOf(p.first);
       return gv;
     }
@@ -1629,7 +1891,7 @@ ExprPtr Parser::ParsePostfix(ExprPtr base) {
     }
     Expect(Tok::kRBracket);
     if (idx.empty()) Fail(lb, "empty subscript");
-    auto sub = std::make_shared<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
+    auto sub = New<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
     sub->span = SpanOf(lb);
     base = sub;
   }
@@ -1647,7 +1909,7 @@ ExprPtr Parser::ParseIndex() {
   ExprPtr step;
   if (Accept(Tok::kColon)) step = part_ends() ? nullptr : ParseExpr();
   if (At(Tok::kColon)) Fail(Peek(), "a slice has at most three parts (start:stop:step)");
-  auto sl = std::make_shared<Slice>(std::move(start), std::move(stop), std::move(step));
+  auto sl = New<Slice>(std::move(start), std::move(stop), std::move(step));
   sl->span = SpanOf(at);
   return sl;
 }
@@ -1655,6 +1917,7 @@ ExprPtr Parser::ParseIndex() {
 void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
                            std::vector<Token>* kwarg_tokens) {
   Expect(Tok::kLParen);
+  const size_t base = expr_scratch_.size();
   while (!At(Tok::kRParen)) {
     if (At(Tok::kName) && At(Tok::kAssign, 1)) {
       Token key = Next();
@@ -1667,11 +1930,12 @@ void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
       kwargs->emplace_back(std::string(key.text), ParseAttrValue());
     } else {
       if (kwargs && !kwargs->empty()) Fail(Peek(), "positional argument after keyword argument");
-      args->push_back(ParseExpr());
+      expr_scratch_.push_back(ParseExpr());
     }
     if (!Accept(Tok::kComma)) break;
   }
   Expect(Tok::kRParen);
+  AppendScratch(&expr_scratch_, base, args);
 }
 
 // Keyword values keep literals as literals (docs/ir-conventions.md).
@@ -1692,16 +1956,16 @@ AttrValue Parser::ParseAttrValue() {
     return -ParseFloatToken(Next());
   }
   if (t.kind == Tok::kString && delim(1)) return Lexer::DecodeString(Next().text);
-  if (t.kind == Tok::kName && (t.text == "True" || t.text == "False") && delim(1)) {
-    return Next().text == "True";
+  if (t.kind == Tok::kName && (Eq(t.text, "True") || Eq(t.text, "False")) && delim(1)) {
+    return Eq(Next().text, "True");
   }
-  if (t.kind == Tok::kName && (t.text == "pl" || t.text == "pld") && At(Tok::kDot, 1)) {
+  if (t.kind == Tok::kName && (Eq(t.text, "pl") || Eq(t.text, "pld")) && At(Tok::kDot, 1)) {
     // A dotted name not followed by a call: a data type or an enum value.
     int k = 1;
     while (At(Tok::kDot, k) && At(Tok::kName, k + 1) && k + 2 < Lexer::kLookahead) k += 2;
     if (delim(k)) {
       Path p = ParsePath();
-      if (p.n == 2 && p.parts[0] == "pl") {
+      if (p.n == 2 && Eq(p.parts[0], "pl")) {
         if (auto dt = DataTypeFromName(p.parts[1])) return *dt;
       }
       return EnumAttr{p.Join()};
@@ -1742,9 +2006,20 @@ ExprPtr Parser::ParseDispatch() {
   Expect(Tok::kDot, "after 'self'");
   Token fname = ExpectIdent("a function name after 'self.'");
   if (!At(Tok::kLParen)) Fail(Peek(), fmt::format("expected a call of 'self.{}'", fname.text));
-  auto it = sig_by_name_.find(fname.text);
-  if (it == sig_by_name_.end()) Fail(fname, fmt::format("unknown function '{}'", fname.text));
-  FuncSig* callee = it->second;
+  if (!one_pass_ && !all_sigs_known_) called_in_first_pass_ = true;
+  if (one_pass_ && !all_sigs_known_) {
+    // A call inside a signature (a shape expression) would, in two-pass order,
+    // parse its callee's body in the middle of the first pass: leave that order
+    // to the two-pass parse.
+    if (!in_body_) throw NeedsTwoPass{};
+  }
+  FuncSig** found = sig_by_name_.Find(fname.text);
+  if (!found && one_pass_ && !all_sigs_known_) {
+    PrescanRest();
+    found = sig_by_name_.Find(fname.text);
+  }
+  if (!found) Fail(fname, fmt::format("unknown function '{}'", fname.text));
+  FuncSig* callee = *found;
   std::vector<ExprPtr> args;
   KwargList kwargs;
   std::vector<Token> kwarg_tokens;
@@ -1754,7 +2029,7 @@ ExprPtr Parser::ParseDispatch() {
     if (At(Tok::kName) && At(Tok::kAssign, 1)) {
       Token key = Next();
       Next();
-      if (key.text != "device") {
+      if (!Eq(key.text, "device")) {
         Fail(key,
              fmt::format(
                  "unexpected keyword argument '{}' in a call of '{}' (only device= is supported)",
@@ -1769,14 +2044,14 @@ ExprPtr Parser::ParseDispatch() {
     if (!Accept(Tok::kComma)) break;
   }
   Expect(Tok::kRParen);
-  if (args.size() != callee->params.size()) {
-    Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", fname.text, callee->params.size(),
-                            callee->params.size() == 1 ? "" : "s", args.size()));
+  if (args.size() != callee->param_count) {
+    Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", fname.text, callee->param_count,
+                            callee->param_count == 1 ? "" : "s", args.size()));
   }
   const auto& rets = ReturnTypesOf(callee, fname);
   TypePtr type = rets.empty()       ? TypePtr(UnknownType::Get())
                  : rets.size() == 1 ? rets[0]
-                                    : TypePtr(std::make_shared<TupleType>(rets));
+                                    : TypePtr(New<TupleType>(rets));
   return MakeFunctionCall(std::string(fname.text), std::move(args), device, type, SpanOf(self));
 }
 
@@ -1807,39 +2082,40 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
 ExprPtr Parser::ParseDslCall(const Path& p) {
   const Token& at = p.first;
   Span sp = SpanOf(at);
-  if (p.n == 3 && p.parts[0] == "pl" && p.parts[2] == "get_byte") {
+  if (p.n == 3 && Eq(p.parts[0], "pl") && Eq(p.parts[2], "get_byte")) {
     auto dt = DataTypeFromName(p.parts[1]);
     if (!dt) Fail(at, fmt::format("unknown data type 'pl.{}'", p.parts[1]));
     Expect(Tok::kLParen);
     Expect(Tok::kRParen, "(get_byte takes no arguments)");
     return Int(DataTypeBytes(*dt), DataType::kInt64, sp);
   }
-  if (p.Is({"pl", "const"})) return ParseConst(at);
-  if (p.Is({"pl", "min"}) || p.Is({"pl", "max"})) {
+  if (p.Is("pl", "const")) return ParseConst(at);
+  if (p.Is("pl", "min") || p.Is("pl", "max")) {
     std::vector<ExprPtr> args;
     ParseCallArgs(&args, nullptr, nullptr);
     if (args.size() != 2)
       Fail(at, fmt::format("{} takes 2 arguments, got {}", p.Join(), args.size()));
-    return MakeBinary(p.parts[1] == "min" ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1], at);
+    return MakeBinary(Eq(p.parts[1], "min") ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1],
+                      at);
   }
-  if (p.Is({"pl", "_dump", "call"})) return ParseDumpCall(at);
-  if (p.Is({"pl", "_dump", "window_ref"})) return ParseWindowRefExpr(at);
-  if (p.Is({"pl", "_dump", "alloc_window_buffer"})) {
+  if (p.Is("pl", "_dump", "call")) return ParseDumpCall(at);
+  if (p.Is("pl", "_dump", "window_ref")) return ParseWindowRefExpr(at);
+  if (p.Is("pl", "_dump", "alloc_window_buffer")) {
     std::vector<ExprPtr> args;
     KwargList kwargs;
     ParseCallArgs(&args, &kwargs, nullptr);
     if (!FindKwarg(kwargs, "name")) Fail(at, "pl._dump.alloc_window_buffer needs name=\"...\"");
     return MakeOpCall(ops::kAllocWindowBuffer, std::move(args), std::move(kwargs), sp);
   }
-  if (p.Is({"pl", "dynamic"})) {
+  if (p.Is("pl", "dynamic")) {
     Fail(at, "pl.dynamic(...) is only allowed at module level (NAME = pl.dynamic(\"NAME\"))");
   }
-  if (p.Is({"pl", "yield_"})) {
+  if (p.Is("pl", "yield_")) {
     Fail(at,
          "pl.yield_ is only allowed as a statement directly in the body of a loop with "
          "init_values");
   }
-  if (p.n >= 2 && p.parts[1] == "_dump") {
+  if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
     Fail(at, fmt::format("unknown pl._dump form '{}'", p.Join()));
   }
   std::vector<ExprPtr> args;
@@ -1847,9 +2123,9 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   ParseCallArgs(&args, &kwargs, nullptr);
   // Named after the arguments: they may hold calls that reuse the buffer.
   std::string_view name;
-  if (p.Is({"pld", "window"})) {
+  if (p.Is("pld", "window")) {
     name = ops::kWindow;
-  } else if (p.Is({"pld", "world_size"})) {
+  } else if (p.Is("pld", "world_size")) {
     name = ops::kWorldSize;
   } else {
     p.JoinTo(&op_name_buf_);
@@ -1858,8 +2134,8 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (!OpRegistry::Get().Find(name)) {
     // An op the registry does not model: kept as written, result type unknown
     // (ParseAssign gives it the annotation's type).
-    auto call = std::make_shared<Call>(OpRegistry::Get().GetOp(name), std::move(args),
-                                       std::move(kwargs), ExprAttrList{}, UnknownType::Get());
+    auto call = New<Call>(OpRegistry::Get().GetOp(name), std::move(args), std::move(kwargs),
+                          ExprAttrList{}, UnknownType::Get());
     call->span = sp;
     return call;
   }
@@ -1884,9 +2160,9 @@ ExprPtr Parser::ParseConst(const Token& at) {
     double d = ParseFloatToken(v);
     return Float(neg ? -d : d, dt, sp);
   }
-  if (!neg && v.kind == Tok::kName && (v.text == "True" || v.text == "False")) {
+  if (!neg && v.kind == Tok::kName && (Eq(v.text, "True") || Eq(v.text, "False"))) {
     if (dt != DataType::kBool) Fail(v, "True/False constants must have dtype pl.BOOL");
-    return Bool(v.text == "True", sp);
+    return Bool(Eq(v.text, "True"), sp);
   }
   if (!neg && v.kind == Tok::kString) {
     std::string s = Lexer::DecodeString(v.text);
@@ -1944,9 +2220,9 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
     if (At(Tok::kRParen)) break;
     Token key = ExpectIdent("kwargs= or attrs=");
     Expect(Tok::kAssign);
-    if (key.text == "kwargs") {
+    if (Eq(key.text, "kwargs")) {
       kwargs = ParseKwargDict();
-    } else if (key.text == "attrs") {
+    } else if (Eq(key.text, "attrs")) {
       attrs = ParseExprDict();
     } else {
       Fail(key, fmt::format("unknown pl._dump.call argument '{}'", key.text));
@@ -1955,17 +2231,16 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   Expect(Tok::kRParen);
   Span sp = SpanOf(at);
   if (op.substr(0, 5) == "self.") {
-    auto gv = std::make_shared<GlobalVar>(std::string(op.substr(5)));
+    auto gv = New<GlobalVar>(std::string(op.substr(5)));
     gv->span = sp;
-    auto call =
-        std::make_shared<Call>(gv, std::move(args), std::move(kwargs), std::move(attrs), type);
+    auto call = New<Call>(gv, std::move(args), std::move(kwargs), std::move(attrs), type);
     call->span = sp;
     return call;
   }
   if (op.empty()) Fail(op_tok, "empty op name");
   CallPtr call = MakeOpCallWithType(op, std::move(args), std::move(kwargs), type, sp);
   if (attrs.empty()) return call;
-  auto with_attrs = std::make_shared<Call>(*call);
+  auto with_attrs = New<Call>(*call);
   with_attrs->attrs = std::move(attrs);
   return with_attrs;
 }
@@ -1987,7 +2262,7 @@ DataType Parser::ExpectDType() {
   Token t = Peek();
   auto dt = ParseDTypeName();
   if (!dt) {
-    if (t.kind == Tok::kName && t.text == "pl" && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
+    if (t.kind == Tok::kName && Eq(t.text, "pl") && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
       Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Peek(2).text));
     }
     Fail(t, fmt::format("expected a data type such as pl.FP32, got {}", Describe(t)));
@@ -2004,31 +2279,31 @@ std::vector<ExprPtr> Parser::ParseShape() {
 TypePtr Parser::ParseType() {
   Token t = Peek();
   DepthGuard g(this, t);
-  if (t.kind != Tok::kName || (t.text != "pl" && t.text != "pld")) {
+  if (t.kind != Tok::kName || (!Eq(t.text, "pl") && !Eq(t.text, "pld"))) {
     Fail(t, fmt::format("expected a type such as pl.Tensor[[256], pl.FP32], got {}", Describe(t)));
   }
   if (auto dt = ParseDTypeName()) return ScalarTy(*dt);
   Path p = ParsePath();
   auto open = [&] { Expect(Tok::kLBracket, fmt::format("after '{}'", p.Join())); };
-  if (p.Is({"pl", "Ptr"})) return PtrType::Get();
-  if (p.Is({"pl", "_dump", "Unknown"})) return UnknownType::Get();
-  if (p.Is({"pl", "Scalar"})) {
+  if (p.Is("pl", "Ptr")) return PtrType::Get();
+  if (p.Is("pl", "_dump", "Unknown")) return UnknownType::Get();
+  if (p.Is("pl", "Scalar")) {
     open();
     DataType dt = ExpectDType();
     Expect(Tok::kRBracket);
     return ScalarTy(dt);
   }
-  if (p.Is({"pl", "Tensor"}) || p.Is({"pl", "Tile"})) {
+  if (p.Is("pl", "Tensor") || p.Is("pl", "Tile")) {
     open();
     auto shape = ParseShape();
     Expect(Tok::kComma);
     DataType dt = ExpectDType();
     Accept(Tok::kComma);
     Expect(Tok::kRBracket);
-    if (p.parts[1] == "Tile") return std::make_shared<TileType>(std::move(shape), dt);
+    if (Eq(p.parts[1], "Tile")) return New<TileType>(std::move(shape), dt);
     return TensorTy(std::move(shape), dt);
   }
-  if (p.Is({"pld", "DistributedTensor"})) {
+  if (p.Is("pld", "DistributedTensor")) {
     open();
     auto shape = ParseShape();
     Expect(Tok::kComma);
@@ -2039,7 +2314,7 @@ TypePtr Parser::ParseType() {
         Next();  // the legacy "window_buffer=<name>" hint: accepted, means nothing
       } else {
         Path r = ParsePath();
-        if (!r.Is({"pl", "_dump", "window_ref"})) {
+        if (!r.Is("pl", "_dump", "window_ref")) {
           Fail(r.first,
                fmt::format("expected pl._dump.window_ref(...) as the third argument, got '{}'",
                            r.Join()));
@@ -2052,7 +2327,7 @@ TypePtr Parser::ParseType() {
     Expect(Tok::kRBracket);
     return DistTensorTy(std::move(shape), dt, wb);
   }
-  if (p.Is({"pl", "Tuple"})) {
+  if (p.Is("pl", "Tuple")) {
     open();
     std::vector<TypePtr> types;
     while (!At(Tok::kRBracket)) {
@@ -2060,9 +2335,9 @@ TypePtr Parser::ParseType() {
       if (!Accept(Tok::kComma)) break;
     }
     Expect(Tok::kRBracket);
-    return std::make_shared<TupleType>(std::move(types));
+    return New<TupleType>(std::move(types));
   }
-  if (p.Is({"pl", "Out"}) || p.Is({"pl", "InOut"})) {
+  if (p.Is("pl", "Out") || p.Is("pl", "InOut")) {
     Fail(p.first, fmt::format("'{}[...]' is only allowed on a function parameter", p.Join()));
   }
   Fail(p.first, fmt::format("unknown type '{}'", p.Join()));
@@ -2079,7 +2354,29 @@ ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
         Span{file, 1 + options.line_offset, 1});
   }
   Parser parser(text, options);
-  return parser.Run();
+  try {
+    return parser.Run(Parser::Mode::kOnePass);
+  } catch (const NeedsTwoPass&) {
+    Parser two_pass(text, options);
+    return two_pass.Run(Parser::Mode::kTwoPass);
+  } catch (const ValueError&) {
+    // The two-pass order reports a first-pass error (a later signature, a lexical
+    // error anywhere) before any body error. Until every signature has been read,
+    // a one-pass error may hide such an error further on: when the first pass
+    // fails, its error is the diagnostic; otherwise the one-pass error is exactly
+    // the two-pass one (same bodies parsed in the same order up to it).
+    if (!parser.all_sigs_known()) {
+      Parser first_pass(text, options);
+      first_pass.Run(Parser::Mode::kSignaturesOnly);
+      if (first_pass.called_in_first_pass()) {
+        // That first pass parsed bodies (calls in signatures): their side effects
+        // (alloc names taken) may change which error comes first. Redo it all.
+        Parser two_pass(text, options);
+        return two_pass.Run(Parser::Mode::kTwoPass);
+      }
+    }
+    throw;
+  }
 }
 
 }  // namespace cds::ir

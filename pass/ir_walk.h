@@ -154,4 +154,122 @@ void ForEachSubExpr(const ir::Expr& e, F&& f) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Prefetching for the walks over large bodies. Once a program is larger than the
+// last-level cache, a walk is a chain of dependent loads (statement, its value,
+// the call's argument array, the arguments, a Var's type), each a miss. A loop
+// over a body calls PrefetchAhead(stmts, i) before handling stmts[i]: it requests
+// the statement 16 ahead, then each following level of the statements 8, 4 and 2
+// ahead, whose upper levels earlier iterations have brought in. Only reads
+// pointers out of nodes; never changes what a walk does.
+
+inline void Prefetch(const void* p) { __builtin_prefetch(p); }
+
+// The nodes and arrays `e` (in cache) points to.
+inline void PrefetchOperands(const ir::Expr& e) {
+  using ir::NodeKind;
+  switch (e.kind()) {
+    case NodeKind::kCall: {
+      const auto& c = static_cast<const ir::Call&>(e);
+      Prefetch(c.args.data());
+      if (!c.attrs.empty()) Prefetch(c.attrs.data());
+      break;
+    }
+    case NodeKind::kBinaryExpr: {
+      const auto& b = static_cast<const ir::BinaryExpr&>(e);
+      Prefetch(b.lhs.get());
+      Prefetch(b.rhs.get());
+      break;
+    }
+    case NodeKind::kMakeTuple:
+      Prefetch(static_cast<const ir::MakeTuple&>(e).elements.data());
+      break;
+    case NodeKind::kVar:
+    case NodeKind::kIterArg:
+      Prefetch(e.type.get());
+      break;
+    default:
+      break;
+  }
+}
+
+// The expression a simple statement computes, null for others.
+inline const ir::Expr* StmtValue(const ir::Stmt& s) {
+  switch (s.kind()) {
+    case ir::NodeKind::kAssignStmt:
+      return static_cast<const ir::AssignStmt&>(s).value.get();
+    case ir::NodeKind::kEvalStmt:
+      return static_cast<const ir::EvalStmt&>(s).expr.get();
+    default:
+      return nullptr;
+  }
+}
+
+// Level 1: the nodes the statement points to.
+inline void PrefetchLevel1(const ir::Stmt& s) {
+  using ir::NodeKind;
+  switch (s.kind()) {
+    case NodeKind::kAssignStmt: {
+      const auto& a = static_cast<const ir::AssignStmt&>(s);
+      Prefetch(a.var.get());
+      Prefetch(a.value.get());
+      break;
+    }
+    case NodeKind::kEvalStmt:
+      Prefetch(static_cast<const ir::EvalStmt&>(s).expr.get());
+      break;
+    case NodeKind::kForStmt: {
+      const auto& f = static_cast<const ir::ForStmt&>(s);
+      Prefetch(f.loop_var.get());
+      Prefetch(f.start.get());
+      Prefetch(f.stop.get());
+      Prefetch(f.step.get());
+      Prefetch(f.body.get());
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Level 2: what those nodes point to (the LHS Var's type, the value's operands,
+// a loop body's statement array).
+inline void PrefetchLevel2(const ir::Stmt& s) {
+  using ir::NodeKind;
+  if (s.kind() == NodeKind::kAssignStmt) {
+    Prefetch(static_cast<const ir::AssignStmt&>(s).var->type.get());
+  } else if (s.kind() == NodeKind::kForStmt) {
+    const auto& body = *static_cast<const ir::ForStmt&>(s).body;
+    if (body.kind() == NodeKind::kSeqStmts) {
+      Prefetch(static_cast<const ir::SeqStmts&>(body).stmts.data());
+    }
+    return;
+  }
+  if (const ir::Expr* v = StmtValue(s)) PrefetchOperands(*v);
+}
+
+// Level 3: a call's arguments; a loop body's first statement.
+inline void PrefetchLevel3(const ir::Stmt& s) {
+  using ir::NodeKind;
+  if (s.kind() == NodeKind::kForStmt) {
+    const auto& body = *static_cast<const ir::ForStmt&>(s).body;
+    if (body.kind() == NodeKind::kSeqStmts) {
+      const auto& stmts = static_cast<const ir::SeqStmts&>(body).stmts;
+      if (!stmts.empty()) Prefetch(stmts.front().get());
+    }
+    return;
+  }
+  const ir::Expr* v = StmtValue(s);
+  if (v == nullptr || v->kind() != NodeKind::kCall) return;
+  for (const auto& a : static_cast<const ir::Call&>(*v).args) Prefetch(a.get());
+}
+
+inline void PrefetchAhead(const std::vector<ir::StmtPtr>& stmts, size_t i) {
+  const size_t n = stmts.size();
+  if (i + 16 < n) Prefetch(stmts[i + 16].get());
+  if (i + 8 < n) PrefetchLevel1(*stmts[i + 8]);
+  if (i + 4 < n) PrefetchLevel2(*stmts[i + 4]);
+  if (i + 2 < n) PrefetchLevel3(*stmts[i + 2]);
+}
+
 }  // namespace cds::pass::detail

@@ -1,6 +1,8 @@
 #include "pass/materialize_comm_domain_scopes.h"
 
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,21 +44,98 @@ using ir::WindowBufferPtr;
 
 constexpr size_t kNone = static_cast<size_t>(-1);
 
+// The names of the chip orchestrators: a handful in a program, so comparing a
+// dispatch's callee with each beats hashing it.
+class NameSet {
+ public:
+  void Insert(const std::string& n) {
+    if (!Contains(n)) names_.push_back(n);
+  }
+  bool Contains(const std::string& n) const {
+    for (const auto& x : names_) {
+      if (x == n) return true;
+    }
+    return false;
+  }
+  size_t size() const { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+};
+
 // ---------------------------------------------------------------------------
 // Per-function analysis state
 
+// The device sets of one host orchestrator, interned: an alloc's coverage is an
+// index, so it costs no allocation per alloc, merging repeats nothing already
+// merged, and equal sets have equal indices (clustering compares indices).
+class DeviceSetPool {
+ public:
+  using Id = uint32_t;
+  static constexpr Id kEmpty = 0;
+
+  DeviceSetPool() { Intern(DeviceSet::Of({})); }
+  Id Intern(const DeviceSet& d) {
+    auto it = ids_.find(d);
+    if (it != ids_.end()) return it->second;
+    const Id id = static_cast<Id>(sets_.size());
+    sets_.push_back(d);
+    ids_.emplace(d, id);
+    return id;
+  }
+  const DeviceSet& operator[](Id id) const { return sets_[id]; }
+  size_t size() const { return sets_.size(); }
+  // DeviceSet::Merge on interned sets.
+  Id Merge(Id a, Id b) {
+    const uint64_t key = (static_cast<uint64_t>(a) << 32) | b;
+    auto it = merged_.find(key);
+    if (it != merged_.end()) return it->second;
+    const Id id = Intern(sets_[a].Merge(sets_[b]));
+    merged_.emplace(key, id);
+    return id;
+  }
+
+ private:
+  struct Hash {
+    size_t operator()(const DeviceSet& d) const {
+      size_t h = d.all ? 0x9e3779b97f4a7c15ull : 0x12345;
+      for (int64_t id : d.ids) h = h * 1000003u ^ std::hash<int64_t>()(id);
+      return h;
+    }
+  };
+  std::deque<DeviceSet> sets_;  // stable references
+  std::unordered_map<DeviceSet, Id, Hash> ids_;
+  std::unordered_map<uint64_t, Id> merged_;
+};
+using DeviceSetId = DeviceSetPool::Id;
+
 struct AllocInfo {
-  VarPtr var;
-  CallPtr call;
-  std::string name;  // the logical alloc name (name= kwarg)
+  // The alloc statement (`x = pld.tensor.alloc_window_buffer(...)`), owned by the
+  // input program: no reference count to touch per alloc.
+  const ir::AssignStmt* stmt = nullptr;
+  std::string_view name;  // the logical alloc name (name= kwarg), held by the call or the Var
   Span span;
   bool has_view = false;
-  bool dispatched = false;                     // some dispatch passed one of its views
-  DeviceSet dispatch_cov = DeviceSet::Of({});  // from dispatches only
-  DeviceSet inherited = DeviceSet::Of({});     // from collectives pairing it with a data/target
+  bool dispatched = false;  // some dispatch passed one of its views
   bool inherits = false;
-  DeviceSet coverage = DeviceSet::Of({});  // merged
-  WindowBufferPtr wb;
+  DeviceSetId dispatch_cov = DeviceSetPool::kEmpty;  // from dispatches only
+  DeviceSetId inherited = DeviceSetPool::kEmpty;  // from collectives pairing it with a data/target
+  DeviceSetId coverage = DeviceSetPool::kEmpty;   // merged
+  std::shared_ptr<ir::WindowBuffer> wb;  // made by this pass; shared once complete
+  // Fused walk: AllocSizeBytes computed while the alloc's nodes are in cache, or
+  // what it threw (rethrown by SizeWindowBuffers, in alloc order as before).
+  ExprPtr size;
+  std::exception_ptr size_error;
+#if CDS_INJECT_BUG == 6
+  std::vector<std::shared_ptr<ir::WindowBuffer>> copies;
+#endif
+
+  const VarPtr& var() const { return stmt->var; }
+  const Call& call() const { return static_cast<const Call&>(*stmt->value); }
+  // The retyped copy of the last view type seen (an alias has its view's type
+  // object): views of one alloc with one type object share one new type object.
+  const ir::Type* old_view_type = nullptr;
+  TypePtr new_view_type;
 };
 
 // A host collective's coverage hand-over: `to` inherits the dispatch coverage of
@@ -76,28 +155,35 @@ struct CollectiveLink {
 template <typename V>
 class VarTable {
  public:
-  const V* Find(const Var* key) const {
+  const V* Find(const Var* key) const { return const_cast<VarTable*>(this)->FindMutable(key); }
+  V* FindMutable(const Var* key) {
     if (slots_.empty()) return nullptr;
     for (size_t i = Slot(key);; i = (i + 1) & mask_) {
       if (slots_[i].key == key) return &slots_[i].value;
       if (slots_[i].key == nullptr) return nullptr;
     }
   }
-  // Like std::unordered_map::emplace: an existing entry is kept.
-  void Emplace(const Var* key, V value) {
+  // Like std::unordered_map::emplace: an existing entry is kept. Returns the new
+  // value (valid until the next insertion), or null when the key was present.
+  V* Emplace(const Var* key, V value) {
     if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
     size_t i = Slot(key);
     for (; slots_[i].key != nullptr; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) return;
+      if (slots_[i].key == key) return nullptr;
     }
     slots_[i].key = key;
     slots_[i].value = std::move(value);
     ++size_;
+    return &slots_[i].value;
   }
   size_t size() const { return size_; }
+  // Requests the slot `key` starts probing at (a lookup or insertion soon).
+  void PrefetchSlot(const Var* key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Slot(key)]);
+  }
   template <typename F>
-  void ForEach(F&& f) const {
-    for (const auto& e : slots_) {
+  void ForEach(F&& f) {
+    for (auto& e : slots_) {
       if (e.key != nullptr) f(e.key, e.value);
     }
   }
@@ -107,11 +193,14 @@ class VarTable {
     const Var* key = nullptr;
     V value{};
   };
-  // The address itself, not a mixed hash: Vars are allocated in program order and
-  // every walk visits them in that order, so neighbouring lookups hit neighbouring
-  // slots and the table streams through the cache instead of missing on each one.
+  // Fibonacci hashing of the address. Slot = address / 16 (tried before) keeps
+  // neighbouring Vars in neighbouring slots, but once the program is larger than
+  // table x 16 bytes the addresses wrap around the table with the regular stride of
+  // a generated program, and linear probing then ran into long clusters: most of
+  // the insertion time on 10^6 statements went to probing.
   size_t Slot(const Var* key) const {
-    return static_cast<size_t>(reinterpret_cast<uintptr_t>(key) >> 4) & mask_;
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull >>
+                               shift_);
   }
   void Grow() {
     std::vector<Entry> old = std::move(slots_);
@@ -119,6 +208,7 @@ class VarTable {
     slots_.clear();
     slots_.resize(cap);
     mask_ = cap - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
     for (auto& e : old) {
       if (e.key == nullptr) continue;
       size_t i = Slot(e.key);
@@ -129,23 +219,50 @@ class VarTable {
   std::vector<Entry> slots_;
   size_t size_ = 0;
   size_t mask_ = 0;
+  unsigned shift_ = 64;
+};
+
+// A Var resolving to a view: its alloc and (DistributedTensor-typed Vars only)
+// the fresh Var that replaces it.
+struct ViewInfo {
+  size_t alloc = kNone;
+  ExprPtr fresh;
 };
 
 struct HostState {
-  std::vector<AllocInfo> allocs;        // source order
+  std::deque<AllocInfo> allocs;         // source order (a deque: no moves as it grows)
+  DeviceSetPool device_sets;
   VarTable<size_t> alloc_of_ptr;        // alloc LHS -> alloc
-  VarTable<size_t> view_alloc;          // every Var resolving to a view
+  VarTable<ViewInfo> view_alloc;        // every Var resolving to a view
   VarTable<ExprPtr> loop_bounds;        // n = pld.world_size() / n = 4
   std::vector<CollectiveLink> links;    // source order
+  size_t fresh_count = 0;               // view Vars with a fresh Var
+
+  // Fused walk (see HostWalker): the tables are still growing while they are
+  // read, so every lookup of the scan and the retype that finds nothing records
+  // its key. If one of these keys is in a table at the end, a use came before its
+  // definition in walk order, and the three-walk path runs instead.
+  bool fused = false;
+  std::vector<const Var*> misses;
+
+  void Missed(const Var* v) {
+    if (fused) misses.push_back(v);
+  }
+  bool AnyLateDefinition() const {
+    for (const Var* v : misses) {
+      if (view_alloc.Find(v) || loop_bounds.Find(v)) return true;
+    }
+    return false;
+  }
 };
 
 bool IsPlainVar(const ExprPtr& e) { return e && e->kind() == NodeKind::kVar; }
 
 std::optional<size_t> ResolveView(const HostState& st, const ExprPtr& e) {
   if (!IsPlainVar(e)) return std::nullopt;
-  const size_t* idx = st.view_alloc.Find(static_cast<const Var*>(e.get()));
-  if (idx == nullptr) return std::nullopt;
-  return *idx;
+  const ViewInfo* view = st.view_alloc.Find(static_cast<const Var*>(e.get()));
+  if (view == nullptr) return std::nullopt;
+  return view->alloc;
 }
 
 // The argument through which an in-place collective's result is the same window.
@@ -172,6 +289,51 @@ bool IsWorldSizeCall(const ExprPtr& e) {
 }
 
 // ---------------------------------------------------------------------------
+// Step 5 (WindowBuffers) and the fresh Vars of step 6, made as early as the walk
+// that needs them allows.
+
+// One WindowBuffer per alloc, made with the alloc during the fused walk; the size
+// is filled in by SizeWindowBuffers once the walk's errors are reported (it may
+// throw, and the order of reported errors must not change). Nobody outside the
+// pass sees a WindowBuffer before then.
+void MakeUnsizedWindowBuffer(AllocInfo& alloc) {
+  alloc.wb = std::make_shared<ir::WindowBuffer>(alloc.var(), nullptr, false, false);
+  alloc.wb->span = alloc.span;
+}
+
+// The retyped replacement of `var`, a view of alloc `idx`; only DistributedTensor
+// Vars are retyped.
+void AddFreshVar(HostState& st, const Var* var, ViewInfo& view) {
+  if (!var->type || var->type->kind() != NodeKind::kDistributedTensorType) return;
+  AllocInfo& alloc = st.allocs[view.alloc];
+  TypePtr new_type;
+#if CDS_INJECT_BUG == 6
+  // Injected: each view gets its own copy of the WindowBuffer.
+  auto type = std::make_shared<ir::DistributedTensorType>(
+      static_cast<const ir::DistributedTensorType&>(*var->type));
+  auto copy = std::make_shared<ir::WindowBuffer>(*alloc.wb);
+  alloc.copies.push_back(copy);
+  type->window_buffer = std::move(copy);
+  new_type = std::move(type);
+#else
+  if (alloc.old_view_type == var->type.get()) {
+    new_type = alloc.new_view_type;
+  } else {
+    auto type = std::make_shared<ir::DistributedTensorType>(
+        static_cast<const ir::DistributedTensorType&>(*var->type));
+    type->window_buffer = alloc.wb;
+    new_type = std::move(type);
+    alloc.old_view_type = var->type.get();
+    alloc.new_view_type = new_type;
+  }
+#endif
+  auto v = std::make_shared<Var>(var->name_hint, std::move(new_type));
+  v->span = var->span;
+  view.fresh = std::move(v);
+  ++st.fresh_count;
+}
+
+// ---------------------------------------------------------------------------
 // Step 1+2: collect allocs, views (through aliases and in-place collectives) and
 // the scalar definitions a loop bound may refer to. One pre-order walk: in SSA
 // form every definition precedes its uses in that order.
@@ -183,16 +345,33 @@ class Collector {
   void Walk(const StmtPtr& s) {
     if (!s) return;
     if (s->kind() == NodeKind::kAssignStmt) {
-      Inspect(ir::As<ir::AssignStmt>(s));
+      Inspect(static_cast<const ir::AssignStmt&>(*s));
       return;
     }
     detail::ForEachSubBody(*s, [this](const StmtPtr& c) { Walk(c); });
   }
 
- private:
-  void Inspect(const std::shared_ptr<const ir::AssignStmt>& a) {
-    const ExprPtr& value = a->value;
-    const Var* lhs = a->var.get();
+  // For a statement a few ahead in the walk (its value node fetched already):
+  // requests the table slot its definition will go to.
+  void PrefetchSlots(const ir::Stmt& s) const {
+    if (s.kind() != NodeKind::kAssignStmt) return;
+    const auto& a = static_cast<const ir::AssignStmt&>(s);
+    const ir::Expr& value = *a.value;
+    if (value.kind() == NodeKind::kVar) {
+      st_.view_alloc.PrefetchSlot(a.var.get());
+    } else if (value.kind() == NodeKind::kCall) {
+      const std::string& op = static_cast<const Call&>(value).OpName();
+      if (op == ir::ops::kAllocWindowBuffer) {
+        st_.alloc_of_ptr.PrefetchSlot(a.var.get());
+      } else if (op == ir::ops::kWindow || InPlaceSourceArg(op) >= 0) {
+        st_.view_alloc.PrefetchSlot(a.var.get());
+      }
+    }
+  }
+
+  void Inspect(const ir::AssignStmt& a) {
+    const ExprPtr& value = a.value;
+    const Var* lhs = a.var.get();
     switch (value->kind()) {
       case NodeKind::kConstInt:
         st_.loop_bounds.Emplace(lhs, value);
@@ -205,39 +384,53 @@ class Collector {
       default:
         return;
     }
-    auto call = ir::As<Call>(value);
-    const std::string& op = call->OpName();
+    const auto& call = static_cast<const Call&>(*value);
+    const std::string& op = call.OpName();
     if (op.empty()) return;
     if (op == ir::ops::kAllocWindowBuffer) {
-      AddAlloc(a, call);
+      AddAlloc(a);
     } else if (op == ir::ops::kWindow) {
       AddView(lhs, call);
     } else if (op == ir::ops::kWorldSize) {
       st_.loop_bounds.Emplace(lhs, value);
     } else if (int src = InPlaceSourceArg(op);
-               src >= 0 && static_cast<size_t>(src) < call->args.size()) {
-      AliasOf(lhs, call->args[src]);
+               src >= 0 && static_cast<size_t>(src) < call.args.size()) {
+      AliasOf(lhs, call.args[src]);
     }
   }
 
-  void AddAlloc(const std::shared_ptr<const ir::AssignStmt>& a, const CallPtr& call) {
+ private:
+  void AddAlloc(const ir::AssignStmt& a) {
     AllocInfo info;
-    info.var = a->var;
-    info.call = call;
-    const ir::AttrValue* name = ir::FindKwarg(call->kwargs, "name");
-    info.name = name && std::holds_alternative<std::string>(*name) ? std::get<std::string>(*name)
-                                                                   : a->var->name_hint;
-    info.span = call->span.IsKnown() ? call->span : a->span;
-    st_.alloc_of_ptr.Emplace(a->var.get(), st_.allocs.size());
-    st_.allocs.push_back(std::move(info));
+    info.stmt = &a;
+    const Call& call = info.call();
+    const ir::AttrValue* name = ir::FindKwarg(call.kwargs, "name");
+    info.name = name && std::holds_alternative<std::string>(*name)
+                    ? std::string_view(std::get<std::string>(*name))
+                    : std::string_view(a.var->name_hint);
+    info.span = call.span.IsKnown() ? call.span : a.span;
+    st_.alloc_of_ptr.Emplace(a.var.get(), st_.allocs.size());
+    st_.allocs.push_back(info);
+    if (st_.fused) {
+      AllocInfo& alloc = st_.allocs.back();
+      MakeUnsizedWindowBuffer(alloc);
+      if (!call.args.empty() && call.args[0]) {  // else left to SizeWindowBuffers
+        try {
+          alloc.size = ir::AllocSizeBytes(call);
+        } catch (...) {
+          alloc.size_error = std::current_exception();
+        }
+      }
+    }
   }
 
-  void AddView(const Var* lhs, const CallPtr& call) {
-    if (call->args.empty() || !IsPlainVar(call->args[0])) return;
-    const size_t* idx = st_.alloc_of_ptr.Find(static_cast<const Var*>(call->args[0].get()));
+  void AddView(const Var* lhs, const Call& call) {
+    if (call.args.empty() || !IsPlainVar(call.args[0])) return;
+    const size_t* idx = st_.alloc_of_ptr.Find(static_cast<const Var*>(call.args[0].get()));
     if (idx == nullptr) return;
-    st_.allocs[*idx].has_view = true;
-    st_.view_alloc.Emplace(lhs, *idx);
+    AllocInfo& alloc = st_.allocs[*idx];
+    alloc.has_view = true;
+    NewView(lhs, *idx);
   }
 
   void AliasOf(const Var* lhs, const ExprPtr& source) {
@@ -245,7 +438,12 @@ class Collector {
     // Injected: aliases and in-place results are not resolved.
     return;
 #endif
-    if (auto idx = ResolveView(st_, source)) st_.view_alloc.Emplace(lhs, *idx);
+    if (auto idx = ResolveView(st_, source)) NewView(lhs, *idx);
+  }
+
+  void NewView(const Var* lhs, size_t idx) {
+    ViewInfo* view = st_.view_alloc.Emplace(lhs, ViewInfo{idx, nullptr});
+    if (view != nullptr && st_.fused) AddFreshVar(st_, lhs, *view);
   }
 
   HostState& st_;
@@ -259,75 +457,117 @@ struct LoopFrame {
   bool evaluated = false;
   std::optional<DeviceSet> devices;  // the coverage of the induction variable
   std::string problem;               // why it has none
+  std::optional<DeviceSetId> devices_id;  // `devices`, interned
 };
 
 class Scanner {
  public:
-  Scanner(HostState& st, const std::unordered_set<std::string>& chip_orchs)
+  Scanner(HostState& st, const NameSet& chip_orchs)
       : st_(st), chip_orchs_(chip_orchs) {}
 
   void Walk(const StmtPtr& s) {
     if (!s) return;
-    detail::ForEachStmtExpr(*s, [this](const ExprPtr& e) { Scan(e); });
+    ScanStmt(*s);
     switch (s->kind()) {
       case NodeKind::kForStmt:
-        frames_.emplace_back();
-        frames_.back().loop = static_cast<const ir::ForStmt*>(s.get());
+        EnterFor(static_cast<const ir::ForStmt&>(*s));
         Walk(static_cast<const ir::ForStmt&>(*s).body);
-        frames_.pop_back();
+        ExitLoop();
         return;
       case NodeKind::kWhileStmt:
-        frames_.emplace_back();
+        EnterWhile();
         Walk(static_cast<const ir::WhileStmt&>(*s).body);
-        frames_.pop_back();
+        ExitLoop();
         return;
       default:
         detail::ForEachSubBody(*s, [this](const StmtPtr& c) { Walk(c); });
     }
   }
 
+  // The pieces of Walk, for the fused walk, which calls them in the same order.
+  // There an error is kept (the first one, as Walk would throw it) instead of
+  // thrown: a dead alloc found later in the walk must still be reported first.
+  void ScanStmt(const ir::Stmt& s) {
+    if (!st_.fused) {
+      detail::ForEachStmtExpr(s, [this](const ExprPtr& e) { Scan(e); });
+      return;
+    }
+    if (error_) return;
+    try {
+      detail::ForEachStmtExpr(s, [this](const ExprPtr& e) { Scan(e); });
+    } catch (const ValueError&) {
+      error_ = std::current_exception();
+    }
+  }
+  void EnterFor(const ir::ForStmt& f) {
+    frames_.emplace_back();
+    frames_.back().loop = &f;
+  }
+  void EnterWhile() { frames_.emplace_back(); }
+  void ExitLoop() { frames_.pop_back(); }
+  void RethrowError() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
  private:
   void Scan(const ExprPtr& e) {
     if (!e) return;
-    if (e->kind() == NodeKind::kCall) {
-      auto c = ir::As<Call>(e);
-      if (ir::GlobalVarPtr callee = c->Callee(); callee && chip_orchs_.count(callee->name)) {
-        Dispatch(*c, callee->name);
-      } else if (IsHostCollective(c->OpName())) {
-        Collective(c);
+    const NodeKind k = e->kind();
+    if (k == NodeKind::kCall) {
+      const auto& c = static_cast<const Call&>(*e);
+      if (c.op && c.op->kind() == NodeKind::kGlobalVar) {
+        const std::string& callee = static_cast<const ir::GlobalVar&>(*c.op).name;
+        if (chip_orchs_.Contains(callee)) Dispatch(c, callee);
+      } else if (IsHostCollective(c.OpName())) {
+        Collective(std::static_pointer_cast<const Call>(e));
       }
-    } else if (e->kind() <= NodeKind::kConstString) {
+    } else if (k <= NodeKind::kConstString) {
       return;  // Var-like leaves and constants
     }
     detail::ForEachSubExpr(*e, [this](const ExprPtr& x) { Scan(x); });
   }
 
+  std::optional<size_t> Resolve(const ExprPtr& e) {
+    if (!IsPlainVar(e)) return std::nullopt;
+    const auto* var = static_cast<const Var*>(e.get());
+    const ViewInfo* view = st_.view_alloc.Find(var);
+    if (view == nullptr) {
+      st_.Missed(var);
+      return std::nullopt;
+    }
+    return view->alloc;
+  }
+
   void Dispatch(const Call& c, const std::string& callee) {
-    DeviceSet devices = DeviceOf(c, callee);
+    DeviceSetPool& pool = st_.device_sets;
+    const DeviceSetId devices = DeviceOf(c, callee);
     for (const auto& arg : c.args) {
-      if (auto idx = ResolveView(st_, arg)) {
+      if (auto idx = Resolve(arg)) {
         AllocInfo& alloc = st_.allocs[*idx];
         alloc.dispatched = true;
+        const DeviceSet& cov = pool[alloc.dispatch_cov];
 #if CDS_INJECT_BUG == 1
         // Injected: ALL does not absorb; only explicit ids are unioned.
-        DeviceSet merged = DeviceSet::Of(alloc.dispatch_cov.ids).Merge(DeviceSet::Of(devices.ids));
-        merged.all = alloc.dispatch_cov.all && devices.all;
+        DeviceSet merged = DeviceSet::Of(cov.ids).Merge(DeviceSet::Of(pool[devices].ids));
+        merged.all = cov.all && pool[devices].all;
         if (merged.all) merged.ids.clear();
-        alloc.dispatch_cov = merged;
+        alloc.dispatch_cov = pool.Intern(merged);
 #elif CDS_INJECT_BUG == 2
         // Injected: subsets are not unioned; the last dispatch wins.
-        alloc.dispatch_cov = alloc.dispatch_cov.all ? alloc.dispatch_cov : devices;
+        alloc.dispatch_cov = cov.all ? alloc.dispatch_cov : devices;
 #else
-        // Most dispatches repeat coverage the alloc already has; Merge would copy it.
-        if (!alloc.dispatch_cov.all && alloc.dispatch_cov != devices) {
-          alloc.dispatch_cov = alloc.dispatch_cov.Merge(devices);
+        // Most dispatches repeat coverage the alloc already has (equal sets have
+        // equal ids).
+        if (!cov.all && alloc.dispatch_cov != devices) {
+          alloc.dispatch_cov = pool.Merge(alloc.dispatch_cov, devices);
         }
 #endif
       }
     }
   }
 
-  DeviceSet DeviceOf(const Call& c, const std::string& callee) {
+  // The interned device set of a dispatch (a loop's is interned once per loop).
+  DeviceSetId DeviceOf(const Call& c, const std::string& callee) {
     ExprPtr device = ir::FindAttr(c.attrs, "device");
     if (!device) {
       throw ValueError(fmt::format("dispatch of chip orchestrator '{}' has no device=", callee),
@@ -339,7 +579,9 @@ class Scanner {
             fmt::format("dispatch of '{}': device= is a negative constant ({})", callee, *v),
             c.span);
       }
-      return DeviceSet::Of({*v});
+      constant_.all = false;
+      constant_.ids.assign(1, *v);  // no allocation per dispatch
+      return st_.device_sets.Intern(constant_);
     }
     if (device->kind() == NodeKind::kVar || device->kind() == NodeKind::kIterArg) {
       const auto* var = static_cast<const Var*>(device.get());
@@ -351,7 +593,8 @@ class Scanner {
                                        var->name_hint, it->problem),
                            c.span);
         }
-        return *it->devices;
+        if (!it->devices_id) it->devices_id = st_.device_sets.Intern(*it->devices);
+        return *it->devices_id;
       }
       throw ValueError(
           fmt::format("dispatch of '{}': device= variable '{}' is not the induction variable of an "
@@ -368,8 +611,13 @@ class Scanner {
 
   ExprPtr Bound(const ExprPtr& e) const {
     if (!IsPlainVar(e)) return e;
-    const ExprPtr* bound = st_.loop_bounds.Find(static_cast<const Var*>(e.get()));
-    return bound == nullptr ? e : *bound;
+    const auto* var = static_cast<const Var*>(e.get());
+    const ExprPtr* bound = st_.loop_bounds.Find(var);
+    if (bound == nullptr) {
+      st_.Missed(var);
+      return e;
+    }
+    return *bound;
   }
 
   // Works out the coverage of a loop's induction variable on first use only: most
@@ -426,7 +674,7 @@ class Scanner {
 
   size_t NeedView(const CallPtr& c, size_t index, std::string_view role) {
     if (index < c->args.size()) {
-      if (auto idx = ResolveView(st_, c->args[index])) return *idx;
+      if (auto idx = Resolve(c->args[index])) return *idx;
     }
     throw ValueError(
         fmt::format("{}: the {} argument does not resolve to a window view (a pld.tensor.window "
@@ -470,8 +718,10 @@ class Scanner {
   }
 
   HostState& st_;
-  const std::unordered_set<std::string>& chip_orchs_;
+  const NameSet& chip_orchs_;
   std::vector<LoopFrame> frames_;
+  std::exception_ptr error_;  // fused walk only
+  DeviceSet constant_;        // DeviceOf's result for a constant device=
 };
 
 // ---------------------------------------------------------------------------
@@ -490,12 +740,13 @@ void CheckAllocsHaveViews(const HostState& st) {
 
 void InheritCoverage(HostState& st) {
   for (const auto& link : st.links) {
+    DeviceSetPool& pool = st.device_sets;
     AllocInfo& to = st.allocs[link.to];
     if (link.from == kNone) {
-      if (to.dispatch_cov.Empty()) {
+      if (pool[to.dispatch_cov].Empty()) {
 #if CDS_INJECT_BUG == 5
         // Injected: an uncovered barrier signal is silently widened to all devices.
-        to.inherited = DeviceSet::All();
+        to.inherited = pool.Intern(DeviceSet::All());
         to.inherits = true;
         continue;
 #endif
@@ -509,22 +760,22 @@ void InheritCoverage(HostState& st) {
       continue;
     }
     const AllocInfo& from = st.allocs[link.from];
-    if (from.dispatch_cov.Empty()) {
+    if (pool[from.dispatch_cov].Empty()) {
       throw ValueError(
           fmt::format("{}: {} window buffer '{}' has no dispatch coverage to pass on to its {}",
                       link.call->OpName(), link.from_role, from.name, link.to_role),
           link.call->span);
     }
     // Only dispatch-derived coverage is handed on: no transitive chains.
-    to.inherited = to.inherited.Merge(from.dispatch_cov);
+    to.inherited = pool.Merge(to.inherited, from.dispatch_cov);
     to.inherits = true;
   }
 }
 
 void MergeCoverage(HostState& st) {
   for (auto& alloc : st.allocs) {
-    alloc.coverage = alloc.dispatch_cov.Merge(alloc.inherited);
-    if (!alloc.coverage.Empty()) continue;
+    alloc.coverage = st.device_sets.Merge(alloc.dispatch_cov, alloc.inherited);
+    if (!st.device_sets[alloc.coverage].Empty()) continue;
     if (!alloc.dispatched && !alloc.inherits) {
       throw ValueError(
           fmt::format("window buffer '{}' is not consumed by any chip orchestrator dispatch",
@@ -544,10 +795,24 @@ void MergeCoverage(HostState& st) {
 
 void BuildWindowBuffers(HostState& st) {
   for (auto& alloc : st.allocs) {
-    auto wb = std::make_shared<ir::WindowBuffer>(alloc.var, ir::AllocSizeBytes(*alloc.call), false,
-                                                 false);
+    auto wb = std::make_shared<ir::WindowBuffer>(alloc.var(), ir::AllocSizeBytes(alloc.call()),
+                                                 false, false);
     wb->span = alloc.span;
     alloc.wb = std::move(wb);
+  }
+}
+
+// The fused walk's WindowBuffers exist already (MakeUnsizedWindowBuffer); their
+// sizes are computed here, alloc by alloc, as BuildWindowBuffers does.
+void SizeWindowBuffers(HostState& st) {
+  for (auto& alloc : st.allocs) {
+    if (alloc.size_error) std::rethrow_exception(alloc.size_error);
+    if (!alloc.size) alloc.size = ir::AllocSizeBytes(alloc.call());  // pure: same result
+    const ExprPtr& size = alloc.size;
+    alloc.wb->size = size;
+#if CDS_INJECT_BUG == 6
+    for (const auto& wb : alloc.copies) wb->size = size;
+#endif
   }
 }
 
@@ -568,77 +833,106 @@ bool SameApartFromWindow(const TypePtr& a, const TypePtr& b) {
   return ir::StructuralEqual(WithoutWindow(a), WithoutWindow(b));
 }
 
+// ir::Substitute with the retyper's table (and its misses recorded): a new
+// mutator per expression, as ir::Substitute makes one per call.
+class FreshSubstituter final : public ir::IRMutator {
+ public:
+  explicit FreshSubstituter(HostState& st) : st_(st) {}
+  ir::NodePtr MutateVar(const std::shared_ptr<const Var>& n) override { return Lookup(n); }
+  ir::NodePtr MutateIterArg(const std::shared_ptr<const ir::IterArg>& n) override {
+    return Lookup(n);
+  }
+
+ private:
+  ir::NodePtr Lookup(const VarPtr& v) {
+    const ViewInfo* view = st_.view_alloc.Find(v.get());
+    if (view != nullptr && view->fresh) return view->fresh;
+    st_.Missed(v.get());
+    return v;
+  }
+  HostState& st_;
+};
+
 // Rewrites uses and definitions of the view Vars; statements and expressions
 // without any come back as the same pointer.
+//
+// Two modes. Three-walk (no collector/scanner): the collect and the scan have run
+// over the whole body and the constructor makes every fresh Var up front. Fused
+// (HostState::fused, with a collector and a scanner): this walk is the only one;
+// each statement is first collected and scanned (in the pre-order of Collector::Walk
+// and Scanner::Walk) and then rewritten, fresh Vars being made as views are
+// defined. In SSA form every definition precedes its uses in that order, so each
+// lookup finds what the complete tables would give; HostState::misses catches any
+// program where it would not.
 class ViewRetyper {
  public:
-  explicit ViewRetyper(const HostState& st) {
-    st.view_alloc.ForEach([&](const Var* var, size_t idx) {
-      if (!var->type || var->type->kind() != NodeKind::kDistributedTensorType) return;
-      auto type = std::make_shared<ir::DistributedTensorType>(
-          static_cast<const ir::DistributedTensorType&>(*var->type));
-#if CDS_INJECT_BUG == 6
-      // Injected: each view gets its own copy of the WindowBuffer.
-      type->window_buffer = std::make_shared<ir::WindowBuffer>(*st.allocs[idx].wb);
-#else
-      type->window_buffer = st.allocs[idx].wb;
-#endif
-      auto v = std::make_shared<Var>(var->name_hint, std::move(type));
-      v->span = var->span;
-      fresh_.Emplace(var, std::move(v));
-    });
+  ViewRetyper(HostState& st, Collector* collector = nullptr, Scanner* scanner = nullptr)
+      : st_(st), collector_(collector), scanner_(scanner) {
+    if (collector_ != nullptr) return;
+    st.view_alloc.ForEach([&](const Var* var, ViewInfo& view) { AddFreshVar(st, var, view); });
   }
 
   StmtPtr Rewrite(const StmtPtr& s) {
     if (!s) return s;
+    if (collector_ != nullptr) {
+      if (s->kind() == NodeKind::kAssignStmt) {
+        collector_->Inspect(static_cast<const ir::AssignStmt&>(*s));
+      }
+      scanner_->ScanStmt(*s);
+    }
     switch (s->kind()) {
       case NodeKind::kSeqStmts: {
-        auto seq = ir::As<ir::SeqStmts>(s);
+        const auto& seq = static_cast<const ir::SeqStmts&>(*s).stmts;
+        const size_t n = seq.size();
         std::vector<StmtPtr> stmts;
         bool changed = false;
-        for (size_t i = 0; i < seq->stmts.size(); ++i) {
-          StmtPtr n = Rewrite(seq->stmts[i]);
-          if (n != seq->stmts[i] && !changed) {
+        for (size_t i = 0; i < n; ++i) {
+          // The walk is otherwise one cache miss after another on bodies larger
+          // than the cache: fetch the statements ahead while this one is handled.
+          detail::PrefetchAhead(seq, i);
+          if (collector_ != nullptr && i + 4 < n) collector_->PrefetchSlots(*seq[i + 4]);
+          StmtPtr r = Rewrite(seq[i]);
+          if (r != seq[i] && !changed) {
             changed = true;
-            stmts.reserve(seq->stmts.size());
-            stmts.assign(seq->stmts.begin(), seq->stmts.begin() + static_cast<std::ptrdiff_t>(i));
+            stmts.reserve(n);
+            stmts.assign(seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(i));
           }
-          if (changed) stmts.push_back(std::move(n));
+          if (changed) stmts.push_back(std::move(r));
         }
         if (!changed) return s;
         return ir::Seq(std::move(stmts), s->span);
       }
       case NodeKind::kAssignStmt:
-        return RewriteAssign(ir::As<ir::AssignStmt>(s));
+        return RewriteAssign(s, static_cast<const ir::AssignStmt&>(*s));
       case NodeKind::kEvalStmt: {
-        auto e = ir::As<ir::EvalStmt>(s);
-        ExprPtr x = RewriteExpr(e->expr);
-        if (x == e->expr) return s;
+        const auto& e = static_cast<const ir::EvalStmt&>(*s);
+        ExprPtr x = RewriteExpr(e.expr);
+        if (x == e.expr) return s;
         return Rebuilt(e, [&](ir::EvalStmt& c) { c.expr = x; });
       }
       case NodeKind::kReturnStmt: {
-        auto r = ir::As<ir::ReturnStmt>(s);
-        std::vector<ExprPtr> values = r->values;
+        const auto& r = static_cast<const ir::ReturnStmt&>(*s);
+        std::vector<ExprPtr> values = r.values;
         if (!RewriteAll(values)) return s;
         return Rebuilt(r, [&](ir::ReturnStmt& c) { c.values = std::move(values); });
       }
       case NodeKind::kYieldStmt: {
-        auto y = ir::As<ir::YieldStmt>(s);
-        std::vector<ExprPtr> values = y->values;
+        const auto& y = static_cast<const ir::YieldStmt&>(*s);
+        std::vector<ExprPtr> values = y.values;
         if (!RewriteAll(values)) return s;
         return Rebuilt(y, [&](ir::YieldStmt& c) { c.values = std::move(values); });
       }
       case NodeKind::kUnpackAssignStmt: {
-        auto u = ir::As<ir::UnpackAssignStmt>(s);
-        ExprPtr x = RewriteExpr(u->value);
-        if (x == u->value) return s;
+        const auto& u = static_cast<const ir::UnpackAssignStmt&>(*s);
+        ExprPtr x = RewriteExpr(u.value);
+        if (x == u.value) return s;
         return Rebuilt(u, [&](ir::UnpackAssignStmt& c) { c.value = x; });
       }
       case NodeKind::kSubscriptAssignStmt: {
-        auto u = ir::As<ir::SubscriptAssignStmt>(s);
-        ExprPtr t = RewriteExpr(u->target);
-        ExprPtr x = RewriteExpr(u->value);
-        if (t == u->target && x == u->value) return s;
+        const auto& u = static_cast<const ir::SubscriptAssignStmt&>(*s);
+        ExprPtr t = RewriteExpr(u.target);
+        ExprPtr x = RewriteExpr(u.value);
+        if (t == u.target && x == u.value) return s;
         return Rebuilt(u, [&](ir::SubscriptAssignStmt& c) {
           c.target = t;
           c.value = x;
@@ -647,10 +941,12 @@ class ViewRetyper {
       case NodeKind::kForStmt: {
         // Loop-carried init values are left to the generic mutator's rules: an
         // IterArg is a definition and keeps its fields.
-        auto f = ir::As<ir::ForStmt>(s);
-        ExprPtr a = RewriteExpr(f->start), b = RewriteExpr(f->stop), c = RewriteExpr(f->step);
-        StmtPtr body = Rewrite(f->body);
-        if (a == f->start && b == f->stop && c == f->step && body == f->body) return s;
+        const auto& f = static_cast<const ir::ForStmt&>(*s);
+        ExprPtr a = RewriteExpr(f.start), b = RewriteExpr(f.stop), c = RewriteExpr(f.step);
+        if (scanner_ != nullptr) scanner_->EnterFor(f);
+        StmtPtr body = Rewrite(f.body);
+        if (scanner_ != nullptr) scanner_->ExitLoop();
+        if (a == f.start && b == f.stop && c == f.step && body == f.body) return s;
         return Rebuilt(f, [&](ir::ForStmt& n) {
           n.start = a;
           n.stop = b;
@@ -659,20 +955,22 @@ class ViewRetyper {
         });
       }
       case NodeKind::kWhileStmt: {
-        auto w = ir::As<ir::WhileStmt>(s);
-        ExprPtr cond = RewriteExpr(w->cond);
-        StmtPtr body = Rewrite(w->body);
-        if (cond == w->cond && body == w->body) return s;
+        const auto& w = static_cast<const ir::WhileStmt&>(*s);
+        ExprPtr cond = RewriteExpr(w.cond);
+        if (scanner_ != nullptr) scanner_->EnterWhile();
+        StmtPtr body = Rewrite(w.body);
+        if (scanner_ != nullptr) scanner_->ExitLoop();
+        if (cond == w.cond && body == w.body) return s;
         return Rebuilt(w, [&](ir::WhileStmt& n) {
           n.cond = cond;
           n.body = body;
         });
       }
       case NodeKind::kIfStmt: {
-        auto i = ir::As<ir::IfStmt>(s);
-        ExprPtr cond = RewriteExpr(i->cond);
-        StmtPtr t = Rewrite(i->then_body), e = Rewrite(i->else_body);
-        if (cond == i->cond && t == i->then_body && e == i->else_body) return s;
+        const auto& i = static_cast<const ir::IfStmt&>(*s);
+        ExprPtr cond = RewriteExpr(i.cond);
+        StmtPtr t = Rewrite(i.then_body), e = Rewrite(i.else_body);
+        if (cond == i.cond && t == i.then_body && e == i.else_body) return s;
         return Rebuilt(i, [&](ir::IfStmt& n) {
           n.cond = cond;
           n.then_body = t;
@@ -680,13 +978,13 @@ class ViewRetyper {
         });
       }
       case NodeKind::kScopeStmt: {
-        auto sc = ir::As<ir::ScopeStmt>(s);
-        std::vector<ExprPtr> args = sc->args;
+        const auto& sc = static_cast<const ir::ScopeStmt&>(*s);
+        std::vector<ExprPtr> args = sc.args;
         bool changed = RewriteAll(args);
-        ir::KwargList kwargs = sc->kwargs;
+        ir::KwargList kwargs = sc.kwargs;
         changed |= RewriteKwargs(kwargs);
-        StmtPtr body = Rewrite(sc->body);
-        if (!changed && body == sc->body) return s;
+        StmtPtr body = Rewrite(sc.body);
+        if (!changed && body == sc.body) return s;
         return Rebuilt(sc, [&](ir::ScopeStmt& n) {
           n.args = std::move(args);
           n.kwargs = std::move(kwargs);
@@ -694,9 +992,9 @@ class ViewRetyper {
         });
       }
       case NodeKind::kCommDomainScopeStmt: {
-        auto sc = ir::As<ir::CommDomainScopeStmt>(s);
-        StmtPtr body = Rewrite(sc->body);
-        if (body == sc->body) return s;
+        const auto& sc = static_cast<const ir::CommDomainScopeStmt&>(*s);
+        StmtPtr body = Rewrite(sc.body);
+        if (body == sc.body) return s;
         return Rebuilt(sc, [&](ir::CommDomainScopeStmt& n) { n.body = body; });
       }
       default:
@@ -706,8 +1004,8 @@ class ViewRetyper {
 
  private:
   template <typename T, typename F>
-  static StmtPtr Rebuilt(const std::shared_ptr<const T>& n, F&& edit) {
-    auto copy = std::make_shared<T>(*n);
+  static StmtPtr Rebuilt(const T& n, F&& edit) {
+    auto copy = std::make_shared<T>(n);
     edit(*copy);
     return copy;
   }
@@ -738,6 +1036,16 @@ class ViewRetyper {
     return changed;
   }
 
+  // The fresh Var of a retypable Var, null if it has none.
+  const ExprPtr* FreshOf(const Var* var) {
+    const ViewInfo* view = st_.view_alloc.Find(var);
+    if (view == nullptr || !view->fresh) {
+      st_.Missed(var);
+      return nullptr;
+    }
+    return &view->fresh;
+  }
+
   ExprPtr RewriteExpr(const ExprPtr& e) {
     if (!e) return e;
     switch (e->kind()) {
@@ -745,42 +1053,42 @@ class ViewRetyper {
       case NodeKind::kIterArg: {
         const auto* var = static_cast<const Var*>(e.get());
         if (!IsRetypable(*var)) return e;
-        const ExprPtr* fresh = fresh_.Find(var);
+        const ExprPtr* fresh = FreshOf(var);
         return fresh == nullptr ? e : *fresh;
       }
       case NodeKind::kCall: {
         // Copy-on-first-change: most calls mention no view, and copying kwargs
         // (strings) for each of them dominated large programs.
-        auto c = ir::As<Call>(e);
+        const auto& c = static_cast<const Call&>(*e);
         std::shared_ptr<Call> copy;
         auto edit = [&]() -> Call& {
-          if (!copy) copy = std::make_shared<Call>(*c);
+          if (!copy) copy = std::make_shared<Call>(c);
           return *copy;
         };
-        for (size_t i = 0; i < c->args.size(); ++i) {
-          ExprPtr n = RewriteExpr(c->args[i]);
-          if (n != c->args[i]) edit().args[i] = std::move(n);
+        for (size_t i = 0; i < c.args.size(); ++i) {
+          ExprPtr n = RewriteExpr(c.args[i]);
+          if (n != c.args[i]) edit().args[i] = std::move(n);
         }
-        for (size_t i = 0; i < c->kwargs.size(); ++i) {
-          const auto* x = std::get_if<ExprPtr>(&c->kwargs[i].second);
+        for (size_t i = 0; i < c.kwargs.size(); ++i) {
+          const auto* x = std::get_if<ExprPtr>(&c.kwargs[i].second);
           if (!x) continue;
           ExprPtr n = RewriteExpr(*x);
           if (n != *x) edit().kwargs[i].second = std::move(n);
         }
-        for (size_t i = 0; i < c->attrs.size(); ++i) {
-          ExprPtr n = RewriteExpr(c->attrs[i].second);
-          if (n != c->attrs[i].second) edit().attrs[i].second = std::move(n);
+        for (size_t i = 0; i < c.attrs.size(); ++i) {
+          ExprPtr n = RewriteExpr(c.attrs[i].second);
+          if (n != c.attrs[i].second) edit().attrs[i].second = std::move(n);
         }
         if (!copy) return e;
         return copy;
       }
       case NodeKind::kMakeTuple: {
-        auto t = ir::As<ir::MakeTuple>(e);
+        const auto& t = static_cast<const ir::MakeTuple&>(*e);
         std::shared_ptr<ir::MakeTuple> copy;
-        for (size_t i = 0; i < t->elements.size(); ++i) {
-          ExprPtr n = RewriteExpr(t->elements[i]);
-          if (n == t->elements[i]) continue;
-          if (!copy) copy = std::make_shared<ir::MakeTuple>(*t);
+        for (size_t i = 0; i < t.elements.size(); ++i) {
+          ExprPtr n = RewriteExpr(t.elements[i]);
+          if (n == t.elements[i]) continue;
+          if (!copy) copy = std::make_shared<ir::MakeTuple>(t);
           copy->elements[i] = std::move(n);
         }
         if (!copy) return e;
@@ -807,58 +1115,53 @@ class ViewRetyper {
       }
       case NodeKind::kTupleGetItem:
       case NodeKind::kSubscript:
-      case NodeKind::kSlice:
+      case NodeKind::kSlice: {
         // Rare around views; the generic substitution is good enough here.
-        return ir::Substitute(e, SubstitutionMap());
+        if (st_.fresh_count == 0 && !st_.fused) return e;  // ir::Substitute's shortcut
+        FreshSubstituter sub(st_);
+        return sub.MutateExpr(e);
+      }
       default:
         return e;
     }
   }
 
-  StmtPtr RewriteAssign(const std::shared_ptr<const ir::AssignStmt>& a) {
-    const ExprPtr* fresh = IsRetypable(*a->var) ? fresh_.Find(a->var.get()) : nullptr;
-    ExprPtr value = RewriteExpr(a->value);
+  StmtPtr RewriteAssign(const StmtPtr& s, const ir::AssignStmt& a) {
+    const ExprPtr* fresh = IsRetypable(*a.var) ? FreshOf(a.var.get()) : nullptr;
+    ExprPtr value = RewriteExpr(a.value);
     if (fresh == nullptr) {
-      if (value == a->value) return a;
+      if (value == a.value) return s;
       return Rebuilt(a, [&](ir::AssignStmt& n) { n.value = value; });
     }
     VarPtr var = std::static_pointer_cast<const Var>(*fresh);
     if (value->kind() == NodeKind::kCall) {
-      auto call = ir::As<Call>(value);
-      const std::string& op = call->OpName();
+      const auto& call = static_cast<const Call&>(*value);
+      const std::string& op = call.OpName();
       // Only the back-reference is added; a real shape/dtype disagreement stays
       // for the verifier to report.
       if ((op == ir::ops::kWindow || InPlaceSourceArg(op) >= 0) &&
-          SameApartFromWindow(ir::As<Call>(a->value)->type, a->var->type)) {
+          SameApartFromWindow(a.value->type, a.var->type)) {
 #if CDS_INJECT_BUG != 11
-        auto minted = std::make_shared<Call>(*call);
+        auto minted = std::make_shared<Call>(call);
         minted->type = var->type;
         value = std::move(minted);
 #endif
       }
     }
     auto stmt = std::make_shared<ir::AssignStmt>(std::move(var), std::move(value));
-    stmt->span = a->span;
+    stmt->span = a.span;
     return stmt;
   }
 
-  // Only DistributedTensor-typed Vars get a fresh Var (see the constructor): a
-  // look at the type spares most statements the table lookup.
+  // Only DistributedTensor-typed Vars get a fresh Var (AddFreshVar): a look at the
+  // type spares most statements the table lookup.
   static bool IsRetypable(const Var& v) {
     return v.type && v.type->kind() == NodeKind::kDistributedTensorType;
   }
 
-  // ir::Substitute's map, built only when an expression kind needs it.
-  const ir::VarMap& SubstitutionMap() {
-    if (!substitution_map_) {
-      substitution_map_.emplace();
-      fresh_.ForEach([&](const Var* v, const ExprPtr& x) { substitution_map_->emplace(v, x); });
-    }
-    return *substitution_map_;
-  }
-
-  VarTable<ExprPtr> fresh_;
-  std::optional<ir::VarMap> substitution_map_;
+  HostState& st_;
+  Collector* collector_;
+  Scanner* scanner_;
 };
 
 // ---------------------------------------------------------------------------
@@ -867,29 +1170,60 @@ class ViewRetyper {
 struct Domain {
   DeviceSet devices;
   std::vector<WindowBufferPtr> slots;
-  std::unordered_set<std::string> names;
   Span span;
 };
 
-struct DeviceSetHash {
-  size_t operator()(const DeviceSet& d) const {
-    size_t h = d.all ? 0x9e3779b97f4a7c15ull : 0x12345;
-    for (int64_t id : d.ids) h = h * 1000003u ^ std::hash<int64_t>()(id);
-    return h;
+// The (domain, alloc name) pairs seen, for the duplicate-name check: one
+// open-addressing table sized for every alloc up front, over views of the names
+// the allocs hold (a set of strings per domain cost an allocation per alloc).
+class DomainNames {
+ public:
+  explicit DomainNames(size_t count) {
+    size_t cap = 16;
+    while (cap < count * 2) cap *= 2;
+    slots_.resize(cap);
+    mask_ = cap - 1;
   }
+  // False when the domain has the name already.
+  bool Insert(size_t domain, std::string_view name) {
+    const size_t h = std::hash<std::string_view>()(name) ^ (domain * 0x9E3779B97F4A7C15ull);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (!slot.used) {
+        slot = Slot{true, domain, h, name};
+        return true;
+      }
+      if (slot.hash == h && slot.domain == domain && slot.name == name) return false;
+    }
+  }
+
+ private:
+  struct Slot {
+    bool used = false;
+    size_t domain = 0;
+    size_t hash = 0;
+    std::string_view name;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
 };
 
 std::vector<Domain> ClusterAllocs(const HostState& st) {
   std::vector<Domain> domains;
-  std::unordered_map<DeviceSet, size_t, DeviceSetHash> by_devices;
+  // Domain of each interned device set (equal sets have equal ids).
+  std::vector<size_t> by_devices(st.device_sets.size(), kNone);
+  DomainNames names(st.allocs.size());
   for (const auto& alloc : st.allocs) {
-    auto [it, inserted] = by_devices.emplace(alloc.coverage, domains.size());
-    if (inserted) domains.push_back(Domain{alloc.coverage, {}, {}, alloc.span});
-    Domain& d = domains[it->second];
+    size_t& di = by_devices[alloc.coverage];
+    if (di == kNone) {
+      di = domains.size();
+      domains.push_back(Domain{st.device_sets[alloc.coverage], {}, alloc.span});
+    }
+    Domain& d = domains[di];
 #if CDS_INJECT_BUG != 12
-    if (!d.names.insert(alloc.name).second) {
+    if (!names.Insert(di, alloc.name)) {
       throw ValueError(fmt::format("duplicate window buffer name '{}' in comm domain 'comm_d{}'",
-                                   alloc.name, it->second),
+                                   alloc.name, di),
                        alloc.span);
     }
 #endif
@@ -904,12 +1238,13 @@ std::vector<Domain> ClusterAllocs(const HostState& st) {
   return domains;
 }
 
-StmtPtr WrapInScopes(const StmtPtr& body, const std::vector<Domain>& domains) {
+StmtPtr WrapInScopes(const StmtPtr& body, std::vector<Domain> domains) {
   StmtPtr inner = body->kind() == NodeKind::kSeqStmts ? body : ir::Seq({body}, body->span);
   for (size_t i = domains.size(); i-- > 0;) {
-    const Domain& d = domains[i];
-    auto scope = std::make_shared<ir::CommDomainScopeStmt>(fmt::format("comm_d{}", i), d.devices,
-                                                           d.slots, ir::KwargList{}, inner);
+    Domain& d = domains[i];
+    auto scope = std::make_shared<ir::CommDomainScopeStmt>(
+        fmt::format("comm_d{}", i), std::move(d.devices), std::move(d.slots), ir::KwargList{},
+        inner);
     scope->span = d.span;
     inner = ir::Seq({scope}, d.span);
   }
@@ -927,9 +1262,17 @@ bool AlreadyWrapped(const StmtPtr& body) {
   return !stmts.empty() && stmts.front()->kind() == NodeKind::kCommDomainScopeStmt;
 }
 
-ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f,
-                                const std::unordered_set<std::string>& chip_orchs) {
-  if (!f->body || AlreadyWrapped(f->body)) return f;
+ir::FunctionPtr Finish(const ir::FunctionPtr& f, HostState& st, const StmtPtr& body) {
+  std::vector<Domain> domains = ClusterAllocs(st);
+  auto copy = std::make_shared<ir::Function>(*f);
+  copy->body = WrapInScopes(body, std::move(domains));
+  return copy;
+}
+
+// The steps one after the other: collect, scan and retype are three walks. Used
+// when the fused walk cannot stand in for them (a use before its definition).
+ir::FunctionPtr MaterializeHostInThreeWalks(const ir::FunctionPtr& f,
+                                            const NameSet& chip_orchs) {
   HostState st;
   Collector collector(st);
   collector.Walk(f->body);
@@ -951,20 +1294,48 @@ ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f,
 
   ViewRetyper retyper(st);
   StmtPtr body = retyper.Rewrite(f->body);
-  std::vector<Domain> domains = ClusterAllocs(st);
+  return Finish(f, st, body);
+}
 
-  auto copy = std::make_shared<ir::Function>(*f);
-  copy->body = WrapInScopes(body, domains);
-  return copy;
+// Collect, scan and retype in one walk over the body (ViewRetyper's fused mode):
+// on programs larger than the cache each walk costs a miss per node, so one walk
+// instead of three is most of the pass's time. The errors keep their documented
+// order: the walk keeps the first scan error and throws it only after the dead
+// allocs (which the collect finds anywhere in the body) have been checked.
+ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f,
+                                const NameSet& chip_orchs) {
+  if (!f->body || AlreadyWrapped(f->body)) return f;
+  {
+    HostState st;
+    st.fused = true;
+    Collector collector(st);
+    Scanner scanner(st, chip_orchs);
+    ViewRetyper walker(st, &collector, &scanner);
+    StmtPtr body = walker.Rewrite(f->body);
+    if (!st.AnyLateDefinition()) {
+      if (st.allocs.empty()) {
+        // As in the three walks: the scan's checks still apply; nothing changed.
+        scanner.RethrowError();
+        return f;
+      }
+      CheckAllocsHaveViews(st);
+      scanner.RethrowError();
+      InheritCoverage(st);
+      MergeCoverage(st);
+      SizeWindowBuffers(st);
+      return Finish(f, st, body);
+    }
+  }
+  return MaterializeHostInThreeWalks(f, chip_orchs);
 }
 
 }  // namespace
 
 ir::ProgramPtr MaterializeCommDomainScopes(const ir::ProgramPtr& program) {
   if (!program) return program;
-  std::unordered_set<std::string> chip_orchs;
+  NameSet chip_orchs;
   for (const auto& f : program->functions) {
-    if (f->IsChipOrchestrator()) chip_orchs.insert(f->name);
+    if (f->IsChipOrchestrator()) chip_orchs.Insert(f->name);
   }
   std::vector<ir::FunctionPtr> functions;
   functions.reserve(program->functions.size());

@@ -26,263 +26,371 @@ using ir::VarPtr;
 
 constexpr std::string_view kReservedPrefix = "__allreduce_";
 
-bool IsAllReduce(const ExprPtr& e) {
+bool IsAllReduce(const ir::Expr* e) {
   return e && e->kind() == NodeKind::kCall &&
          static_cast<const Call&>(*e).OpName() == ir::ops::kAllReduce;
 }
 
-// Only names that could collide with synthesized ones matter, so the set stays tiny
-// even on very large programs.
-class ReservedNameCollector {
- public:
-  explicit ReservedNameCollector(std::unordered_set<std::string>& names) : names_(names) {}
+[[noreturn]] void ThrowNested(const Span& span) {
+  throw ValueError(
+      "pld.tensor.allreduce must be a direct assignment, a bare statement or a return value; "
+      "it cannot be nested inside another expression",
+      span);
+}
 
-  void Collect(const ir::Program& program) {
-    for (const auto& v : program.dynamic_dims) Note(v);
-    for (const auto& f : program.functions) {
-      for (const auto& p : f->params) Note(p);
-      Walk(f->body);
+// The pass in one walk over the program plus a fill-in step.
+//
+// The walk (`Rewrite*`) does what used to be two walks: it collects the names
+// that could collide with synthesized ones (every function; only names starting
+// with `__allreduce_` are kept, so the set stays tiny), and in host orchestrators
+// it checks every allreduce in source order (nesting, arity, loops, core_num: the
+// same checks in the same order as a rewrite walk, so the first error reported is
+// unchanged) and builds the new bodies. A signal's number depends on names that
+// may only appear later in the program, so a statement that changes is left as
+// placeholder slots in its new SeqStmts (`Pending`); `FillPending` then numbers
+// the sites in source order, as before, and writes the statements into the slots.
+// The SeqStmts holding slots are created by this pass and are not visible to
+// anyone until the program is returned.
+class Synthesizer {
+ public:
+  explicit Synthesizer(const SynthesizeOptions& options) : options_(options) {}
+
+  ir::ProgramPtr Run(const ir::ProgramPtr& program) {
+    for (const auto& v : program->dynamic_dims) Note(v.get());
+    std::vector<ir::FunctionPtr> functions;
+    functions.reserve(program->functions.size());
+    bool changed = false;
+    // Program keeps functions in name order, which fixes the numbering.
+    for (const auto& f : program->functions) {
+      for (const auto& p : f->params) Note(p.get());
+      if (!f->IsHostOrchestrator()) {
+        NoteBody(f->body.get());
+        functions.push_back(f);
+        continue;
+      }
+      StmtPtr body = RewriteBody(f->body, 0);
+      if (body == f->body) {
+        functions.push_back(f);
+        continue;
+      }
+      auto copy = std::make_shared<ir::Function>(*f);
+      copy->body = body;
+      functions.push_back(std::move(copy));
+      changed = true;
     }
+    if (!changed) return program;
+    FillPending();
+    auto result =
+        std::make_shared<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
+    result->span = program->span;
+    return result;
   }
 
  private:
-  void Walk(const StmtPtr& s) {
-    if (!s) return;
-    switch (s->kind()) {
-      case NodeKind::kAssignStmt:
-        Note(static_cast<const ir::AssignStmt&>(*s).var);
-        break;
-      case NodeKind::kUnpackAssignStmt:
-        for (const auto& v : static_cast<const ir::UnpackAssignStmt&>(*s).vars) Note(v);
-        break;
-      case NodeKind::kForStmt: {
-        const auto& f = static_cast<const ir::ForStmt&>(*s);
-        Note(f.loop_var);
-        for (const auto& v : f.iter_args) Note(v);
-        for (const auto& v : f.return_vars) Note(v);
-        break;
-      }
-      case NodeKind::kScopeStmt:
-        Note(static_cast<const ir::ScopeStmt&>(*s).as_var);
-        break;
-      default:
-        break;
-    }
-    detail::ForEachStmtExpr(*s, [this](const ExprPtr& e) { Scan(e); });
-    detail::ForEachSubBody(*s, [this](const StmtPtr& c) { Walk(c); });
-  }
+  // A statement replaced by `count` statements starting at `seq->stmts[first]`,
+  // written by FillPending.
+  struct Pending {
+    const ir::Stmt* stmt = nullptr;  // the original (owned by the input program)
+    ir::SeqStmts* seq = nullptr;
+    size_t first = 0;
+    size_t count = 0;
+  };
 
-  void Scan(const ExprPtr& e) {
-    if (!e) return;
-    if (e->kind() == NodeKind::kVar || e->kind() == NodeKind::kIterArg) {
-      Note(static_cast<const ir::Var&>(*e).name_hint);
-      return;
-    }
-    if (e->kind() == NodeKind::kCall) {
-      const auto& c = static_cast<const Call&>(*e);
-      if (c.OpName() == ir::ops::kAllocWindowBuffer) {
-        const ir::AttrValue* name = ir::FindKwarg(c.kwargs, "name");
-        if (name && std::holds_alternative<std::string>(*name)) Note(std::get<std::string>(*name));
-      }
-    }
-    detail::ForEachSubExpr(*e, [this](const ExprPtr& x) { Scan(x); });
-  }
+  // ---- names -------------------------------------------------------------
 
-  void Note(const VarPtr& v) {
+  void Note(const ir::Var* v) {
     if (v) Note(v->name_hint);
   }
   void Note(const std::string& n) {
     if (n.size() >= kReservedPrefix.size() &&
         std::string_view(n).substr(0, kReservedPrefix.size()) == kReservedPrefix) {
-      names_.insert(n);
+      used_.insert(n);
     }
   }
-  std::unordered_set<std::string>& names_;
-};
 
-// Rejects an allreduce anywhere below `e`.
-void CheckNotNested(const ExprPtr& e) {
-  if (!e || e->kind() <= NodeKind::kConstString) return;
-  if (IsAllReduce(e)) {
-    throw ValueError(
-        "pld.tensor.allreduce must be a direct assignment, a bare statement or a return value; "
-        "it cannot be nested inside another expression",
-        e->span);
+  // The Vars a statement defines.
+  void NoteDefs(const ir::Stmt& s) {
+    switch (s.kind()) {
+      case NodeKind::kAssignStmt:
+        Note(static_cast<const ir::AssignStmt&>(s).var.get());
+        break;
+      case NodeKind::kUnpackAssignStmt:
+        for (const auto& v : static_cast<const ir::UnpackAssignStmt&>(s).vars) Note(v.get());
+        break;
+      case NodeKind::kForStmt: {
+        const auto& f = static_cast<const ir::ForStmt&>(s);
+        Note(f.loop_var.get());
+        for (const auto& v : f.iter_args) Note(v.get());
+        for (const auto& v : f.return_vars) Note(v.get());
+        break;
+      }
+      case NodeKind::kScopeStmt:
+        Note(static_cast<const ir::ScopeStmt&>(s).as_var.get());
+        break;
+      default:
+        break;
+    }
   }
-  detail::ForEachSubExpr(*e, [](const ExprPtr& x) { CheckNotNested(x); });
-}
 
-void CheckStmtNotNested(const ir::Stmt& s) {
-  detail::ForEachStmtExpr(s, [](const ExprPtr& x) { CheckNotNested(x); });
-}
+  // Names below `e`; with `check`, an allreduce anywhere at or below `e` is an
+  // error (found in the same pre-order as before, so the same one is reported).
+  void Expr(const ir::Expr* e, bool check) {
+    if (!e) return;
+    const NodeKind k = e->kind();
+    if (k == NodeKind::kVar || k == NodeKind::kIterArg) {
+      Note(static_cast<const ir::Var&>(*e).name_hint);
+      return;
+    }
+    if (k == NodeKind::kCall) {
+      const auto& c = static_cast<const Call&>(*e);
+      const std::string& op = c.OpName();
+      if (check && op == ir::ops::kAllReduce) ThrowNested(e->span);
+      if (op == ir::ops::kAllocWindowBuffer) {
+        const ir::AttrValue* name = ir::FindKwarg(c.kwargs, "name");
+        if (name && std::holds_alternative<std::string>(*name)) Note(std::get<std::string>(*name));
+      }
+    }
+    detail::ForEachSubExpr(*e, [this, check](const ExprPtr& x) { Expr(x.get(), check); });
+  }
 
-void CheckKwargsNotNested(const ir::KwargList& kwargs) {
-  detail::ForEachKwargExpr(kwargs, [](const ExprPtr& x) { CheckNotNested(x); });
-}
+  void StmtExprs(const ir::Stmt& s, bool check) {
+    detail::ForEachStmtExpr(s, [this, check](const ExprPtr& x) { Expr(x.get(), check); });
+  }
 
-class Synthesizer {
- public:
-  Synthesizer(std::unordered_set<std::string>& used, const SynthesizeOptions& options)
-      : used_(used), options_(options) {}
+  // Functions other than host orchestrators: names only.
+  void NoteBody(const ir::Stmt* s) {
+    if (!s) return;
+    NoteDefs(*s);
+    StmtExprs(*s, false);
+    detail::ForEachSubBody(*s, [this](const StmtPtr& c) { NoteBody(c.get()); });
+  }
+
+  // ---- the walk over host bodies ------------------------------------------
 
   // Returns `body` itself when nothing in it changed.
-  StmtPtr RewriteBody(const StmtPtr& body, int loop_depth) {
+  StmtPtr RewriteBody(const StmtPtr& body, int depth) {
     if (!body) return body;
-    std::vector<StmtPtr> out;
-    if (body->kind() == NodeKind::kSeqStmts) {
-      const auto& seq = static_cast<const ir::SeqStmts&>(*body);
-      out.reserve(seq.stmts.size());
-      bool changed = false;
-      for (const auto& s : seq.stmts) {
-        size_t before = out.size();
-        RewriteInto(s, loop_depth, out);
-        changed |= out.size() != before + 1 || out.back() != s;
-      }
-      if (!changed) return body;
-      return ir::Seq(std::move(out), body->span);
+    if (body->kind() != NodeKind::kSeqStmts) {
+      size_t slots = 0;
+      StmtPtr single = RewriteStmt(body, depth, slots);
+      if (slots == 0) return single ? single : body;
+      // A site always becomes two statements or more: it needs a SeqStmts.
+      std::vector<StmtPtr> out(slots);
+      auto seq = std::make_shared<ir::SeqStmts>(std::move(out));
+      seq->span = body->span;
+      pending_.back().seq = seq.get();
+      pending_.back().first = 0;
+      return seq;
     }
-    RewriteInto(body, loop_depth, out);
-    if (out.size() == 1) return out[0];
-    return ir::Seq(std::move(out), body->span);
+    const auto& stmts = static_cast<const ir::SeqStmts&>(*body).stmts;
+    const size_t n = stmts.size();
+    std::vector<StmtPtr> out;  // filled from the first change on
+    size_t first_pending = pending_.size();
+    bool changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      detail::PrefetchAhead(stmts, i);
+      const StmtPtr& s = stmts[i];
+      size_t slots = 0;
+      StmtPtr single = RewriteStmt(s, depth, slots);
+      if (!single && slots == 0) {
+        if (changed) out.push_back(s);
+        continue;
+      }
+      if (!changed) {
+        changed = true;
+        out.reserve(n + 8);
+        out.assign(stmts.begin(), stmts.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      if (single) {
+        out.push_back(std::move(single));
+      } else {
+        pending_.back().first = out.size();
+        out.resize(out.size() + slots);
+      }
+    }
+    if (!changed) return body;
+    auto seq = std::make_shared<ir::SeqStmts>(std::move(out));
+    seq->span = body->span;
+    // The pendings of this level (nested levels set their own first).
+    for (size_t p = first_pending; p < pending_.size(); ++p) {
+      if (pending_[p].seq == nullptr) pending_[p].seq = seq.get();
+    }
+    return seq;
   }
 
- private:
   template <typename T>
-  static std::shared_ptr<T> CopyOf(const std::shared_ptr<const T>& n) {
-    return std::make_shared<T>(*n);
+  static std::shared_ptr<T> CopyOf(const T& n) {
+    return std::make_shared<T>(n);
   }
 
-  // Appends the statements replacing `s` (inserted ones first) to `out`.
-  void RewriteInto(const StmtPtr& s, int depth, std::vector<StmtPtr>& out) {
+  // Checks `s` and returns its replacement when one compound statement replaces it,
+  // or sets `slots` (and adds a Pending) when it is a site; null and 0 when unchanged.
+  StmtPtr RewriteStmt(const StmtPtr& s, int depth, size_t& slots) {
+    NoteDefs(*s);
     switch (s->kind()) {
-      case NodeKind::kSeqStmts:
-        out.push_back(RewriteBody(s, depth));
-        return;
+      case NodeKind::kSeqStmts: {
+        StmtPtr body = RewriteBody(s, depth);
+        return body == s ? nullptr : body;
+      }
       case NodeKind::kForStmt: {
-        auto f = ir::As<ir::ForStmt>(s);
-        CheckNotNested(f->start);
-        CheckNotNested(f->stop);
-        CheckNotNested(f->step);
-        for (const auto& ia : f->iter_args) CheckNotNested(ia->init_value);
-        StmtPtr body = RewriteBody(f->body, depth + 1);
-        if (body == f->body) break;
+        const auto& f = static_cast<const ir::ForStmt&>(*s);
+        StmtExprs(f, true);
+        StmtPtr body = RewriteBody(f.body, depth + 1);
+        if (body == f.body) return nullptr;
         auto copy = CopyOf(f);
         copy->body = body;
-        out.push_back(copy);
-        return;
+        return copy;
       }
       case NodeKind::kWhileStmt: {
-        auto w = ir::As<ir::WhileStmt>(s);
-        CheckNotNested(w->cond);
-        StmtPtr body = RewriteBody(w->body, depth + 1);
-        if (body == w->body) break;
+        const auto& w = static_cast<const ir::WhileStmt&>(*s);
+        StmtExprs(w, true);
+        StmtPtr body = RewriteBody(w.body, depth + 1);
+        if (body == w.body) return nullptr;
         auto copy = CopyOf(w);
         copy->body = body;
-        out.push_back(copy);
-        return;
+        return copy;
       }
       case NodeKind::kIfStmt: {
-        auto i = ir::As<ir::IfStmt>(s);
-        CheckNotNested(i->cond);
-        StmtPtr then_body = RewriteBody(i->then_body, depth);
-        StmtPtr else_body = RewriteBody(i->else_body, depth);
-        if (then_body == i->then_body && else_body == i->else_body) break;
+        const auto& i = static_cast<const ir::IfStmt&>(*s);
+        StmtExprs(i, true);
+        StmtPtr then_body = RewriteBody(i.then_body, depth);
+        StmtPtr else_body = RewriteBody(i.else_body, depth);
+        if (then_body == i.then_body && else_body == i.else_body) return nullptr;
         auto copy = CopyOf(i);
         copy->then_body = then_body;
         copy->else_body = else_body;
-        out.push_back(copy);
-        return;
+        return copy;
       }
       case NodeKind::kScopeStmt: {
-        auto sc = ir::As<ir::ScopeStmt>(s);
-        for (const auto& a : sc->args) CheckNotNested(a);
-        CheckKwargsNotNested(sc->kwargs);
-        StmtPtr body = RewriteBody(sc->body, depth);
-        if (body == sc->body) break;
+        const auto& sc = static_cast<const ir::ScopeStmt&>(*s);
+        StmtExprs(sc, true);
+        StmtPtr body = RewriteBody(sc.body, depth);
+        if (body == sc.body) return nullptr;
         auto copy = CopyOf(sc);
         copy->body = body;
-        out.push_back(copy);
-        return;
+        return copy;
       }
       case NodeKind::kCommDomainScopeStmt: {
-        auto sc = ir::As<ir::CommDomainScopeStmt>(s);
-        StmtPtr body = RewriteBody(sc->body, depth);
-        if (body == sc->body) break;
+        const auto& sc = static_cast<const ir::CommDomainScopeStmt&>(*s);
+        StmtPtr body = RewriteBody(sc.body, depth);
+        if (body == sc.body) return nullptr;
         auto copy = CopyOf(sc);
         copy->body = body;
-        out.push_back(copy);
-        return;
+        return copy;
       }
-      case NodeKind::kAssignStmt: {
-        auto a = ir::As<ir::AssignStmt>(s);
-        if (!IsAllReduce(a->value)) {
-          CheckNotNested(a->value);
-          break;
-        }
-        ExprPtr call = Synthesize(ir::As<Call>(a->value), depth, out);
-        if (call == a->value) break;
-        out.push_back(ir::Assign(a->var, call, a->span));
-        return;
-      }
+      case NodeKind::kAssignStmt:
       case NodeKind::kEvalStmt: {
-        auto e = ir::As<ir::EvalStmt>(s);
-        if (!IsAllReduce(e->expr)) {
-          CheckNotNested(e->expr);
-          break;
+        const ir::Expr* value = s->kind() == NodeKind::kAssignStmt
+                                    ? static_cast<const ir::AssignStmt&>(*s).value.get()
+                                    : static_cast<const ir::EvalStmt&>(*s).expr.get();
+        if (!IsAllReduce(value)) {
+          Expr(value, true);
+          return nullptr;
         }
-        ExprPtr call = Synthesize(ir::As<Call>(e->expr), depth, out);
-        if (call == e->expr) break;
-        out.push_back(ir::Eval(call, e->span));
-        return;
+        // An allreduce that already has its signal stays as it is.
+        if (!CheckAllReduce(static_cast<const Call&>(*value), depth)) return nullptr;
+        slots = 4;  // world size, buffer, signal, the statement
+        break;
       }
       case NodeKind::kReturnStmt: {
-        auto r = ir::As<ir::ReturnStmt>(s);
-        std::vector<ExprPtr> values = r->values;
-        bool lifted = false;
-        for (auto& v : values) {
-          if (!IsAllReduce(v)) {
-            CheckNotNested(v);
+        size_t count = 0;
+        for (const auto& v : static_cast<const ir::ReturnStmt&>(*s).values) {
+          if (!IsAllReduce(v.get())) {
+            Expr(v.get(), true);
             continue;
           }
-          ExprPtr call = Synthesize(ir::As<Call>(v), depth, out);
-          // Host lowering needs every allreduce bound to a Var, so even a call that
-          // already has its signal is lifted out of the return.
-          VarPtr result = ir::MakeVar(NextResultName(), call->type, call->span);
-          out.push_back(ir::Assign(result, call, call->span));
-          v = result;
-          lifted = true;
+          // Lifted to `__allreduce_result_K = ...` even when it has its signal.
+          count += CheckAllReduce(static_cast<const Call&>(*v), depth) ? 4 : 1;
         }
-        if (!lifted) break;
-        out.push_back(ir::Return(std::move(values), r->span));
-        return;
+        if (count == 0) return nullptr;
+        slots = count + 1;
+        break;
       }
       default:
-        CheckStmtNotNested(*s);
-        break;
+        StmtExprs(*s, true);
+        return nullptr;
     }
-    out.push_back(s);
+    pending_.push_back(Pending{s.get(), nullptr, 0, slots});
+    return nullptr;
   }
 
-  // Gives a signal-less call its signal (inserting the three defining statements
-  // into `out`); returns the call itself when it already has one.
-  ExprPtr Synthesize(const CallPtr& call, int depth, std::vector<StmtPtr>& out) {
-    for (const auto& a : call->args) CheckNotNested(a);
-    CheckKwargsNotNested(call->kwargs);
-    const size_t arity = call->args.size();
+  // The checks of a direct allreduce, in their order: nesting in its arguments and
+  // kwargs, arity, loop, core_num. True when it needs a signal.
+  bool CheckAllReduce(const Call& call, int depth) {
+    for (const auto& a : call.args) Expr(a.get(), true);
+    detail::ForEachKwargExpr(call.kwargs, [this](const ExprPtr& x) { Expr(x.get(), true); });
+    for (const auto& kv : call.attrs) Expr(kv.second.get(), false);  // names only
+    const size_t arity = call.args.size();
     if (arity < 1 || arity > 2) {
       throw ValueError(
           fmt::format(
               "pld.tensor.allreduce takes 1 or 2 positional arguments (data, signal), got {}",
               arity),
-          call->span);
+          call.span);
     }
-    if (arity == 2) return call;
+    if (arity == 2) return false;
     if (depth > 0) {
       throw ValueError(
           "a signal-less pld.tensor.allreduce is not supported inside a for/while loop; pass an "
           "explicit signal",
-          call->span);
+          call.span);
     }
+    (void)CoreNum(call);
+    return true;
+  }
+
+  // ---- fill-in, in source order ------------------------------------------
+
+  void FillPending() {
+    std::vector<StmtPtr> out;
+    for (const Pending& p : pending_) {
+      out.clear();
+      Emit(*p.stmt, out);
+      CDS_CHECK(out.size() == p.count && p.seq != nullptr, "allreduce site slot count mismatch");
+      for (size_t j = 0; j < out.size(); ++j) p.seq->stmts[p.first + j] = std::move(out[j]);
+    }
+  }
+
+  // Appends the statements replacing the site `s` (inserted ones first).
+  void Emit(const ir::Stmt& s, std::vector<StmtPtr>& out) {
+    switch (s.kind()) {
+      case NodeKind::kAssignStmt: {
+        const auto& a = static_cast<const ir::AssignStmt&>(s);
+        ExprPtr call = Synthesize(ir::As<Call>(a.value), out);
+        out.push_back(ir::Assign(a.var, call, a.span));
+        return;
+      }
+      case NodeKind::kEvalStmt: {
+        const auto& e = static_cast<const ir::EvalStmt&>(s);
+        ExprPtr call = Synthesize(ir::As<Call>(e.expr), out);
+        out.push_back(ir::Eval(call, e.span));
+        return;
+      }
+      case NodeKind::kReturnStmt: {
+        const auto& r = static_cast<const ir::ReturnStmt&>(s);
+        std::vector<ExprPtr> values = r.values;
+        for (auto& v : values) {
+          if (!IsAllReduce(v.get())) continue;
+          ExprPtr call = Synthesize(ir::As<Call>(v), out);
+          // Host lowering needs every allreduce bound to a Var, so even a call that
+          // already has its signal is lifted out of the return.
+          VarPtr result = ir::MakeVar(NextResultName(), call->type, call->span);
+          out.push_back(ir::Assign(result, call, call->span));
+          v = result;
+        }
+        out.push_back(ir::Return(std::move(values), r.span));
+        return;
+      }
+      default:
+        CDS_CHECK(false, "not an allreduce site");
+    }
+  }
+
+  // Gives a signal-less call its signal (inserting the three defining statements
+  // into `out`); returns the call itself when it already has one. The walk has
+  // checked the call.
+  ExprPtr Synthesize(const CallPtr& call, std::vector<StmtPtr>& out) {
+    if (call->args.size() == 2) return call;
 #if CDS_INJECT_BUG == 15
     // Injected: the signal is sized for one core whatever core_num= says.
     (void)CoreNum(*call);
@@ -342,8 +450,17 @@ class Synthesizer {
 
   // One counter for the whole program: a signal takes the first value whose three
   // names are all free.
+  //
+  // Only the program's own names can collide: every candidate is >= the counter,
+  // which has moved past every name this pass took. So the names taken are not
+  // recorded, and a program without `__allreduce_` names (the usual case) needs
+  // no lookup at all.
   int64_t NextSignalIndex() {
     int64_t k = counter_;
+    if (used_.empty()) {
+      counter_ = k + 1;
+      return k;
+    }
     for (;; ++k) {
       std::string a = fmt::format("__allreduce_signal_world_size_{}", k);
       std::string b = fmt::format("__allreduce_signal_buf_{}", k);
@@ -354,9 +471,6 @@ class Synthesizer {
 #else
       if (Used(a) || Used(b) || Used(c)) continue;
 #endif
-      used_.insert(std::move(a));
-      used_.insert(std::move(b));
-      used_.insert(std::move(c));
       break;
     }
     counter_ = k + 1;
@@ -370,13 +484,13 @@ class Synthesizer {
       name = fmt::format("__allreduce_result_{}", k);
       if (!Used(name)) break;
     }
-    used_.insert(name);
     counter_ = k + 1;
     return name;
   }
 
-  std::unordered_set<std::string>& used_;
   const SynthesizeOptions& options_;
+  std::unordered_set<std::string> used_;  // the program's names starting with kReservedPrefix
+  std::vector<Pending> pending_;
   int64_t counter_ = 0;
 };
 
@@ -390,35 +504,8 @@ ir::ProgramPtr SynthesizeAllReduceSignals(const ir::ProgramPtr& program,
         program ? program->span : Span{});
   }
   if (!program) return program;
-  std::unordered_set<std::string> used;
-  ReservedNameCollector collector(used);
-  collector.Collect(*program);
-
-  Synthesizer synth(used, options);
-  std::vector<ir::FunctionPtr> functions;
-  functions.reserve(program->functions.size());
-  bool changed = false;
-  // Program keeps functions in name order, which fixes the numbering.
-  for (const auto& f : program->functions) {
-    if (!f->IsHostOrchestrator()) {
-      functions.push_back(f);
-      continue;
-    }
-    StmtPtr body = synth.RewriteBody(f->body, 0);
-    if (body == f->body) {
-      functions.push_back(f);
-      continue;
-    }
-    auto copy = std::make_shared<ir::Function>(*f);
-    copy->body = body;
-    functions.push_back(std::move(copy));
-    changed = true;
-  }
-  if (!changed) return program;
-  auto result =
-      std::make_shared<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
-  result->span = program->span;
-  return result;
+  Synthesizer synth(options);
+  return synth.Run(program);
 }
 
 }  // namespace cds::pass
