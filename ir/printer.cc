@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <deque>
+#include <cstring>
 #include <iterator>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -14,11 +13,18 @@
 #include "ir/builder.h"
 #include "ir/dispatch.h"
 #include "ir/op_registry.h"
+#include "ir/print_prefetch.h"
+#include "ir/print_tables.h"
 #include "ir/structural_equal.h"
 
 namespace cds::ir {
 
 namespace {
+
+using print_detail::HashString;
+using print_detail::NameArena;
+using print_detail::PtrMap;
+using print_detail::StringSet;
 
 bool IsReservedName(std::string_view s) {
   static constexpr std::string_view kWords[] = {
@@ -27,8 +33,9 @@ bool IsReservedName(std::string_view s) {
       "global", "if",    "import", "in",     "is",     "lambda",  "nonlocal", "not",
       "or",     "pass",  "raise",  "return", "try",    "while",   "with",     "yield",
       "True",   "False", "None",   "pl",     "pld",    "self"};
+  if (s.empty()) return false;
   for (auto w : kWords) {
-    if (w == s) return true;
+    if (w.size() == s.size() && w[0] == s[0] && w == s) return true;
   }
   return false;
 }
@@ -192,6 +199,14 @@ bool IsBareLiteral(const Expr& e) {
   return false;
 }
 
+// How far the printer prefetches ahead (see ir/print_prefetch.h): statement i + k
+// of a body gets level kStmtsAhead - k; function j + 2m of the program gets level
+// kFunctionsAhead - m. Measured on text_bench and verifier_bench's programs.
+constexpr int kStmtsAhead = 5;
+constexpr int kFunctionsAhead = 6;
+constexpr int kFunctionsStep = 2;
+constexpr int kPrefetchBudget = 48;  // lines per statement (or function) and level
+
 class Printer {
  public:
   explicit Printer(const Program* program) : program_(program) {}
@@ -219,21 +234,65 @@ class Printer {
     if (p.functions.empty()) out_ += "    pass\n";
     bool first = true;
     for (const auto& f : p.functions) {
+      print_detail::PrefetchAhead(p.functions, static_cast<size_t>(&f - p.functions.data()),
+                                  kFunctionsAhead, kPrefetchBudget, {}, kFunctionsStep);
       if (!first) out_ += '\n';
       first = false;
       PrintFunction(*f);
+      // The text so far predicts the rest: reserve for it once, instead of letting
+      // the doubling of a large buffer copy it and fault in twice its pages.
+      if (out_.capacity() - out_.size() < 4096 && out_.size() >= (size_t{1} << 20)) {
+        const size_t done = static_cast<size_t>(&f - p.functions.data()) + 1;
+        const double per_fn = static_cast<double>(out_.size()) / static_cast<double>(done);
+        const double rest = per_fn * static_cast<double>(p.functions.size() - done);
+        out_.reserve(out_.size() + static_cast<size_t>(rest * 1.0625) + (size_t{1} << 20));
+      }
     }
   }
 
+  // Functions are printed in one pass that names variables as their definitions are
+  // written ("lazy" naming). A reader meets definitions in text order, which is the
+  // order in which CollectDefs hands out names, so the names are the same as those of
+  // the two-pass scheme (CollectDefs first, then print) as long as (a) every variable
+  // is defined before its first use, and (b) a loop's return_vars are named at the
+  // end of its body. Window names depend on their base variable's name, and a comm
+  // domain's slots name windows whose bases are assigned later inside the scope: they
+  // are left as holes in the text and filled in at the end of the function, in order
+  // of first use (as before). When (a) or (b) fails the function is printed again the
+  // two-pass way (Abort below), so the text never depends on the scheme.
+  struct Abort {};
+
   void PrintFunction(const Function& f) {
+    const size_t func_start = out_.size();
+    const size_t sugar_mark = sugar_log_.size();
+    try {
+      PrintFunctionOnce(f, /*lazy=*/true);
+      return;
+    } catch (const Abort&) {
+    }
+    out_.resize(func_start);
+    if (sugar_log_.size() != sugar_mark) {
+      sugar_log_.resize(sugar_mark);
+      sugar_allocs_.Clear();
+      for (std::string_view n : sugar_log_) sugar_allocs_.Insert(n);
+    }
+    alloc_lhs_ = nullptr;
+    assign_type_ = nullptr;
+    yield_owner_ = nullptr;
+    PrintFunctionOnce(f, /*lazy=*/false);
+  }
+
+  void PrintFunctionOnce(const Function& f, bool lazy) {
     ResetFunction();
+    lazy_ = lazy;
     // Program-level dims keep their module name in every function.
     for (const auto& [v, n] : dim_names_) {
-      used_names_.insert(n);
-      names_.emplace(v, n);
+      used_names_.Insert(n);
+      auto [slot, fresh] = names_.Insert(v);
+      if (fresh) *slot = n;
     }
     for (const auto& p : f.params) AssignName(p.get());
-    CollectDefs(f.body);
+    if (!lazy) CollectDefs(f.body);
     out_ += "    @pl.function";
     if (f.func_type != FunctionType::kOpaque || f.level || f.role) {
       char sep = '(';
@@ -273,6 +332,7 @@ class Printer {
       if (d != ParamDirection::kIn) out_ += ']';
     }
     out_ += ')';
+    size_t none_at = SIZE_MAX;  // where ` -> None` goes once the first return is known
     if (f.return_types.size() == 1) {
       out_ += " -> ";
       PrintType(f.return_types[0]);
@@ -283,6 +343,8 @@ class Printer {
         PrintType(f.return_types[i]);
       }
       out_ += ']';
+    } else if (lazy) {
+      none_at = out_.size();
     } else if (FirstReturnHasValues(f.body)) {
       // Without it the reader would deduce return types from that return.
       out_ += " -> None";
@@ -293,88 +355,176 @@ class Printer {
     // output buffer avoids a body-sized temporary per function.
     const size_t body_at = out_.size();
     PrintBodyStmts(f.body, 2);
-    if (window_order_.empty()) {
-      if (out_.size() == body_at) out_ += "        pass\n";
-      return;
+    // From here on names are handed out at first use, as the two-pass scheme does
+    // after its walk: window bases (in order of first use), then names met in the
+    // declarations' sizes.
+    lazy_ = false;
+    for (WindowEntry& w : windows_) {
+      if (w.name.data() == nullptr) w.name = MakeWindowName(w.wb);
     }
-    // Declarations go to the scratch buffer: printing a size may name further
-    // windows, which the loop then declares too.
-    std::string& decls = scratch_;
-    decls.clear();
-    std::swap(out_, decls);
-    for (size_t i = 0; i < window_order_.size(); ++i) {
-      const WindowBuffer* wb = window_order_[i];
-      out_ += "        pl._dump.window_buffer(";
-      QuoteTo(out_, window_names_[wb]);
-      out_ += ", base=";
-      QuoteTo(out_, wb->base ? std::string_view(NameOf(wb->base.get())) : std::string_view());
-      out_ += ", size=";
-      if (wb->size) {
-        PrintExpr(wb->size, 0);
-      } else {
-        out_ += "None";
+    pieces_.clear();
+    size_t hole = 0;
+    auto holes_before = [&](size_t pos) {
+      for (; hole < holes_.size() && holes_[hole].pos < pos; ++hole) {
+        pieces_.push_back({holes_[hole].pos, windows_[holes_[hole].window].name});
       }
-      out_ += wb->load_from_host ? ", load_from_host=True" : ", load_from_host=False";
-      out_ += wb->store_to_host ? ", store_to_host=True)\n" : ", store_to_host=False)\n";
+    };
+    if (none_at != SIZE_MAX && first_return_ == 2) {
+      holes_before(none_at);
+      pieces_.push_back({none_at, " -> None"});
     }
-    std::swap(out_, decls);
-    out_.insert(body_at, decls);
+    if (windows_.empty()) {
+      if (out_.size() == body_at) out_ += "        pass\n";
+    } else {
+      // Declarations go to the scratch buffer: printing a size may name further
+      // windows, which the loop then declares too.
+      std::string& decls = scratch_;
+      decls.clear();
+      std::swap(out_, decls);
+      for (size_t i = 0; i < windows_.size(); ++i) {
+        const WindowBuffer* wb = windows_[i].wb;
+        out_ += "        pl._dump.window_buffer(\"";
+        out_ += windows_[i].name;
+        out_ += "\", base=";
+        QuoteTo(out_, wb->base ? std::string_view(NameOf(wb->base.get())) : std::string_view());
+        out_ += ", size=";
+        if (wb->size) {
+          PrintExpr(wb->size, 0);
+        } else {
+          out_ += "None";
+        }
+        out_ += wb->load_from_host ? ", load_from_host=True" : ", load_from_host=False";
+        out_ += wb->store_to_host ? ", store_to_host=True)\n" : ", store_to_host=False)\n";
+      }
+      std::swap(out_, decls);
+      holes_before(body_at);
+      pieces_.push_back({body_at, decls});
+    }
+    holes_before(SIZE_MAX);
+    Splice();
+  }
+
+  // Inserts pieces_ (sorted by position) into out_, moving the text once.
+  void Splice() {
+    if (pieces_.empty()) return;
+    size_t extra = 0;
+    for (const auto& pc : pieces_) extra += pc.text.size();
+    size_t end = out_.size();
+    out_.resize(end + extra);
+    char* d = out_.data();
+    size_t shift = extra;
+    for (size_t i = pieces_.size(); i-- > 0;) {
+      const size_t pos = pieces_[i].pos;
+      std::memmove(d + pos + shift, d + pos, end - pos);
+      shift -= pieces_[i].text.size();
+      std::memcpy(d + pos + shift, pieces_[i].text.data(), pieces_[i].text.size());
+      end = pos;
+    }
   }
 
   // ---- names
 
   void ResetFunction() {
-    names_.clear();
-    used_names_.clear();
-    window_names_.clear();
-    window_order_.clear();
-    used_window_names_.clear();
-    name_store_.clear();
+    names_.Clear();
+    used_names_.Clear();
+    window_index_.Clear();
+    windows_.clear();
+    used_window_names_.Clear();
+    arena_.Clear();
+    holes_.clear();
+    for_frames_.clear();
+    first_return_ = 0;
+    named_count_ = 0;
   }
 
   // Names live as views: into the Var's own hint when that is already a usable
-  // identifier (nearly always), else into name_store_, whose strings never move.
-  std::string_view Store(std::string s) { return name_store_.emplace_back(std::move(s)); }
-
+  // identifier (nearly always), else into arena_.
   std::string_view AssignName(const Var* v) {
-    auto it = names_.find(v);
-    if (it != names_.end()) return it->second;
+    auto [slot, fresh] = names_.Insert(v);
+    if (!fresh) return *slot;
     std::string_view base = v->name_hint;
-    if (!IsPlainName(base)) base = Store(Sanitize(base));
-    std::string_view cand = base;
-    if (used_names_.count(cand)) {
-      std::string s;
-      for (int k = 1;; ++k) {
-        s.assign(base);
-        s += '_';
-        IntTo(s, k);
-        if (!used_names_.count(s)) break;
-      }
-      cand = Store(std::move(s));
-    }
-    used_names_.insert(cand);
-    names_.emplace(v, cand);
+    if (!IsPlainName(base)) base = arena_.Store(Sanitize(base));
+    std::string_view cand = Unique(used_names_, base);
+    // names_ has not changed since the slot was taken.
+    *slot = cand;
+    ++named_count_;
     return cand;
   }
 
-  std::string_view NameOf(const Var* v) { return AssignName(v); }
+  // `base`, or `base_k` for the smallest k >= 1 not in `used`; the result is added.
+  std::string_view Unique(StringSet& used, std::string_view base) {
+    auto [entry, fresh] = used.Insert(base, HashString(base));
+    if (fresh) return entry->view();
+    char buf[64];
+    std::string big;
+    uint32_t k = entry->next_suffix;
+    std::string_view s;
+    for (;; ++k) {
+      fmt::format_int num(k);
+      const size_t len = base.size() + 1 + num.size();
+      char* at = buf;
+      if (len > sizeof(buf)) {
+        big.resize(len);
+        at = big.data();
+      }
+      std::memcpy(at, base.data(), base.size());
+      at[base.size()] = '_';
+      std::memcpy(at + base.size() + 1, num.data(), num.size());
+      s = std::string_view(at, len);
+      if (!used.Find(s, HashString(s))) break;
+    }
+    entry->next_suffix = k + 1;  // every base_j below k is taken, and stays taken
+    s = arena_.Store(s);
+    used.Insert(s, HashString(s));
+    return s;
+  }
 
-  std::string_view WindowName(const WindowBuffer* wb) {
-    auto it = window_names_.find(wb);
-    if (it != window_names_.end()) return it->second;
+  // A use of a variable. In the one-pass scheme every variable is named at its
+  // definition, which comes first in the text; a use of an unnamed one means the
+  // two schemes could disagree.
+  std::string_view NameOf(const Var* v) {
+    if (lazy_) {
+      if (const std::string_view* n = names_.Find(v)) return *n;
+      throw Abort{};
+    }
+    return AssignName(v);
+  }
+
+  // A definition.
+  std::string_view DefName(const Var* v) { return AssignName(v); }
+
+  std::string_view MakeWindowName(const WindowBuffer* wb) {
     std::string base(wb->base ? NameOf(wb->base.get()) : std::string_view("window"));
     base += "_window";
-    std::string cand = base;
-    for (int k = 1; used_window_names_.count(cand); ++k) {
-      cand.assign(base);
-      cand += '_';
-      IntTo(cand, k);
+    // The set keeps a view of the name: it must live in the arena.
+    return Unique(used_window_names_, arena_.Store(base));
+  }
+
+  // Index of the window in windows_ (its declaration order), named now unless the
+  // function is printed in one pass.
+  uint32_t WindowIndex(const WindowBuffer* wb) {
+    auto [slot, fresh] = window_index_.Insert(wb);
+    if (!fresh) return *slot;
+    const uint32_t index = static_cast<uint32_t>(windows_.size());
+    *slot = index;
+    windows_.push_back({wb, std::string_view()});
+    if (!lazy_) {
+      std::string_view name = MakeWindowName(wb);
+      windows_[index].name = name;
     }
-    std::string_view stored = Store(std::move(cand));
-    used_window_names_.insert(stored);
-    window_order_.push_back(wb);
-    window_names_.emplace(wb, stored);
-    return stored;
+    return index;
+  }
+
+  // `"NAME"` of the window (always identifier characters, so no escapes).
+  void WindowRefTo(const WindowBuffer* wb) {
+    const uint32_t index = WindowIndex(wb);
+    out_ += '"';
+    if (windows_[index].name.data() != nullptr) {
+      out_ += windows_[index].name;
+    } else {
+      holes_.push_back({out_.size(), index});
+    }
+    out_ += '"';
   }
 
   // Definitions in text order, so names are handed out the way a reader meets them.
@@ -461,7 +611,11 @@ class Printer {
   void PrintBodyStmts(const StmtPtr& body, int level) {
     if (!body) return;
     if (body->kind() == NodeKind::kSeqStmts) {
-      for (const auto& s : static_cast<const SeqStmts&>(*body).stmts) PrintStmt(s, level);
+      const auto& stmts = static_cast<const SeqStmts&>(*body).stmts;
+      for (size_t i = 0; i < stmts.size(); ++i) {
+        print_detail::PrefetchAhead(stmts, i, kStmtsAhead, kPrefetchBudget, tables_);
+        PrintStmt(stmts[i], level);
+      }
     } else {
       PrintStmt(body, level);
     }
@@ -485,7 +639,7 @@ class Printer {
       case NodeKind::kAssignStmt: {
         const auto& a = static_cast<const AssignStmt&>(*s);
         Indent(level);
-        const std::string_view name = NameOf(a.var.get());
+        const std::string_view name = DefName(a.var.get());
         out_ += name;
         const bool var_known = a.var->type && a.var->type->kind() != NodeKind::kUnknownType;
         const bool value_known =
@@ -512,6 +666,7 @@ class Printer {
         return;
       case NodeKind::kReturnStmt: {
         const auto& r = static_cast<const ReturnStmt&>(*s);
+        if (first_return_ == 0) first_return_ = r.values.empty() ? 1 : 2;
         Indent(level);
         out_ += "return";
         for (size_t i = 0; i < r.values.size(); ++i) {
@@ -525,12 +680,12 @@ class Printer {
         const auto& f = static_cast<const ForStmt&>(*s);
         Indent(level);
         out_ += "for ";
-        out_ += NameOf(f.loop_var.get());
+        out_ += DefName(f.loop_var.get());
         if (!f.iter_args.empty()) {
           out_ += ", (";
           for (size_t k = 0; k < f.iter_args.size(); ++k) {
             if (k) out_ += ", ";
-            out_ += NameOf(f.iter_args[k].get());
+            out_ += DefName(f.iter_args[k].get());
           }
           out_ += f.iter_args.size() == 1 ? ",)" : ")";
         }
@@ -562,8 +717,21 @@ class Printer {
         out_ += ":\n";
         const ForStmt* saved_owner = yield_owner_;
         yield_owner_ = &f;
+        const bool lazy = lazy_;
+        if (lazy) for_frames_.push_back({&f, SIZE_MAX});
         PrintBlock(f.body, level + 1);
         yield_owner_ = saved_owner;
+        if (lazy) {
+          // The two-pass scheme names return_vars after the body; the yield that
+          // binds them must then be the body's last definition.
+          const size_t named_at_yield = for_frames_.back().named_at_yield;
+          for_frames_.pop_back();
+          if (named_at_yield == SIZE_MAX) {
+            for (const auto& r : f.return_vars) DefName(r.get());
+          } else if (named_at_yield != named_count_) {
+            throw Abort{};
+          }
+        }
         return;
       }
       case NodeKind::kYieldStmt: {
@@ -571,9 +739,22 @@ class Printer {
         Indent(level);
         const ForStmt* owner = yield_owner_;
         if (owner && !owner->return_vars.empty()) {
+          const size_t named_before = named_count_;
           for (size_t k = 0; k < owner->return_vars.size(); ++k) {
             if (k) out_ += ", ";
-            out_ += NameOf(owner->return_vars[k].get());
+            out_ +=
+                lazy_ ? DefName(owner->return_vars[k].get()) : NameOf(owner->return_vars[k].get());
+          }
+          if (lazy_ && named_count_ != named_before) {
+            ForFrame* frame = nullptr;
+            for (size_t k = for_frames_.size(); k-- > 0;) {
+              if (for_frames_[k].loop == owner) {
+                frame = &for_frames_[k];
+                break;
+              }
+            }
+            if (!frame) throw Abort{};
+            frame->named_at_yield = named_count_;
           }
           // One target may carry an annotation; without one the reader types it
           // like the matching carried value.
@@ -594,7 +775,7 @@ class Printer {
         Indent(level);
         for (size_t k = 0; k < u.vars.size(); ++k) {
           if (k) out_ += ", ";
-          out_ += NameOf(u.vars[k].get());
+          out_ += DefName(u.vars[k].get());
         }
         if (u.vars.size() == 1) out_ += ',';
         out_ += " = ";
@@ -622,7 +803,7 @@ class Printer {
         out_ += ')';
         if (sc.as_var) {
           out_ += " as ";
-          out_ += NameOf(sc.as_var.get());
+          out_ += DefName(sc.as_var.get());
         }
         out_ += ":\n";
         const ForStmt* saved_owner = yield_owner_;
@@ -688,7 +869,7 @@ class Printer {
         for (size_t k = 0; k < c.slots.size(); ++k) {
           if (k) out_ += ", ";
           if (c.slots[k]) {
-            QuoteTo(out_, WindowName(c.slots[k].get()));
+            WindowRefTo(c.slots[k].get());
           } else {
             out_ += "\"\"";
           }
@@ -768,7 +949,7 @@ class Printer {
         out_ += DataTypeName(x.dtype);
         if (x.window_buffer) {
           out_ += ", pl._dump.window_ref(";
-          QuoteTo(out_, WindowName(x.window_buffer.get()));
+          WindowRefTo(x.window_buffer.get());
           out_ += ')';
         }
         out_ += ']';
@@ -845,7 +1026,7 @@ class Printer {
         return;
       case NodeKind::kWindowBuffer:
         out_ += "pl._dump.window_ref(";
-        QuoteTo(out_, WindowName(static_cast<const WindowBuffer*>(e.get())));
+        WindowRefTo(static_cast<const WindowBuffer*>(e.get()));
         out_ += ')';
         return;
       case NodeKind::kConstInt: {
@@ -1144,14 +1325,22 @@ class Printer {
       }
       return;
     }
+    if (lhs && name == ops::kAllocWindowBuffer) {
+      // The program-wide set of sugar allocs is large: fetch its line while the
+      // result type is re-deduced.
+      const AttrValue* nm = FindKwarg(c.kwargs, "name");
+      if (const std::string* nm_str = nm ? std::get_if<std::string>(nm) : nullptr) {
+        sugar_allocs_.PrefetchSlot(HashString(*nm_str));
+      }
+    }
     const bool sugar = op->info && c.attrs.empty() && kw_ok && SugarTypeMatches(c);
     if (sugar && name == ops::kAllocWindowBuffer) {
       const AttrValue* nm = FindKwarg(c.kwargs, "name");
       const std::string* nm_str = nm ? std::get_if<std::string>(nm) : nullptr;
       if (nm_str) {
         const bool last = c.kwargs.back().first == "name";
-        if (lhs && last && *nm_str == *lhs && !sugar_allocs_.count(*nm_str)) {
-          sugar_allocs_.insert(*nm_str);
+        if (lhs && last && *nm_str == *lhs && sugar_allocs_.Insert(*nm_str).second) {
+          sugar_log_.push_back(*nm_str);
           out_ += name;
           out_ += '(';
           PrintArgs(c.args);
@@ -1180,21 +1369,12 @@ class Printer {
   }
 
   void PrintDispatch(const Call& c, const GlobalVar& callee, bool kw_ok) {
-    const Function* fn = nullptr;
-    if (program_) {
-      auto f = program_->FindFunction(callee.name);
-      fn = f.get();
-    }
+    const Callee& cal = LookUpCallee(callee.name);
+    const Function* fn = cal.fn;
     bool sugar = fn && c.kwargs.empty() && c.args.size() == fn->params.size() &&
                  (c.attrs.empty() ||
                   (c.attrs.size() == 1 && c.attrs[0].first == "device" && c.attrs[0].second));
-    if (sugar) {
-      TypePtr want = fn->return_types.empty() ? TypePtr(UnknownType::Get())
-                     : fn->return_types.size() == 1
-                         ? fn->return_types[0]
-                         : TypePtr(std::make_shared<TupleType>(fn->return_types));
-      sugar = SameType(want, c.type);
-    }
+    if (sugar) sugar = SameType(cal.want, c.type);
     (void)kw_ok;
     if (!sugar) {
       PrintDumpCall(c, "self." + callee.name);
@@ -1211,18 +1391,74 @@ class Printer {
     out_ += ')';
   }
 
+  // Dispatches mostly call the same few functions: remember the last lookup (a
+  // binary search over all functions, by name, otherwise) and the type a call of
+  // it has in the sugar form.
+  struct Callee {
+    std::string name;
+    const Function* fn = nullptr;
+    TypePtr want;
+  };
+  const Callee& LookUpCallee(const std::string& name) {
+    if (callee_valid_ && callee_.name == name) return callee_;
+    callee_valid_ = true;
+    callee_.name = name;
+    callee_.fn = nullptr;
+    callee_.want = nullptr;
+    if (program_) {
+      // The program outlives the printer.
+      callee_.fn = program_->FindFunction(name).get();
+    }
+    if (const Function* fn = callee_.fn) {
+      callee_.want = fn->return_types.empty() ? TypePtr(UnknownType::Get())
+                     : fn->return_types.size() == 1
+                         ? fn->return_types[0]
+                         : TypePtr(std::make_shared<TupleType>(fn->return_types));
+    }
+    return callee_;
+  }
+
  private:
+  struct WindowEntry {
+    const WindowBuffer* wb;
+    std::string_view name;  // data() null until named
+  };
+  struct Hole {
+    size_t pos;
+    uint32_t window;
+  };
+  struct Piece {
+    size_t pos;
+    std::string_view text;
+  };
+  struct ForFrame {
+    const ForStmt* loop;
+    size_t named_at_yield;  // named_count_ after its yield named return_vars
+  };
+
   const Program* program_;
   std::string out_;
   std::string scratch_;
-  std::unordered_map<const Var*, std::string_view> names_;
-  std::unordered_set<std::string_view> used_names_;
-  std::unordered_map<const WindowBuffer*, std::string_view> window_names_;
-  std::vector<const WindowBuffer*> window_order_;
-  std::unordered_set<std::string_view> used_window_names_;
-  std::deque<std::string> name_store_;
+  PtrMap<std::string_view> names_;
+  StringSet used_names_;
+  PtrMap<uint32_t> window_index_;
+  std::vector<WindowEntry> windows_;  // in order of first use = declaration order
+  StringSet used_window_names_;
+  NameArena arena_;
+  // One-pass state (see PrintFunction).
+  bool lazy_ = false;
+  size_t named_count_ = 0;
+  int first_return_ = 0;  // 0 none yet, 1 empty return, 2 return with values
+  std::vector<Hole> holes_;
+  std::vector<Piece> pieces_;
+  std::vector<ForFrame> for_frames_;
+  Callee callee_;
+  bool callee_valid_ = false;
   // Views into the alloc calls' name= strings: the program outlives the printer.
-  std::unordered_set<std::string_view> sugar_allocs_;
+  // sugar_log_ lists them in insertion order, to undo a function printed again.
+  StringSet sugar_allocs_;
+  std::vector<std::string_view> sugar_log_;
+  const print_detail::NameTables tables_{&names_, &used_names_};
   const std::string_view* alloc_lhs_ = nullptr;
   // The type an opaque call may take from the annotation of its assignment.
   const TypePtr* assign_type_ = nullptr;

@@ -1083,15 +1083,20 @@ class ViewRetyper {
         return copy;
       }
       case NodeKind::kMakeTuple: {
+        // A tuple's type lists its elements' types, so a retyped element means a
+        // new tuple type too (else the printed list reparses with the back-reference
+        // its recorded type lacks): rebuild through the constructor, which derives it.
         const auto& t = static_cast<const ir::MakeTuple&>(*e);
-        std::shared_ptr<ir::MakeTuple> copy;
+        std::vector<ExprPtr> elements;
         for (size_t i = 0; i < t.elements.size(); ++i) {
           ExprPtr n = RewriteExpr(t.elements[i]);
-          if (n == t.elements[i]) continue;
-          if (!copy) copy = std::make_shared<ir::MakeTuple>(t);
-          copy->elements[i] = std::move(n);
+          if (n == t.elements[i] && elements.empty()) continue;
+          if (elements.empty()) elements.assign(t.elements.begin(), t.elements.begin() + i);
+          elements.push_back(std::move(n));
         }
-        if (!copy) return e;
+        if (elements.empty()) return e;
+        auto copy = std::make_shared<ir::MakeTuple>(std::move(elements));
+        copy->span = t.span;
         return copy;
       }
       case NodeKind::kBinaryExpr: {

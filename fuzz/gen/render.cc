@@ -269,7 +269,8 @@ class TextWriter {
       case StmtKind::kOpaque: {
         std::string args = Name(s.src);
         if (s.src2 >= 0) args += ", " + Name(s.src2);
-        if (s.flag) args += ", tag=" + Expr(s.expr);
+        // deps=[v]: a view inside a list, whose tuple type the pass must re-derive.
+        if (s.flag) args += ", tag=" + Expr(s.expr) + ", deps=[" + Name(s.src) + "]";
         Line(indent, fmt::format("pl.touch({})", args));
         break;
       }
@@ -590,7 +591,10 @@ class IRBuilder {
         std::vector<ExprPtr> args{Use(s.src)};
         if (s.src2 >= 0) args.push_back(Use(s.src2));
         ir::KwargList kw;
-        if (s.flag) kw.emplace_back("tag", Expr(s.expr));
+        if (s.flag) {
+          kw.emplace_back("tag", Expr(s.expr));
+          kw.emplace_back("deps", ExprPtr(std::make_shared<const ir::MakeTuple>(std::vector<ExprPtr>{Use(s.src)})));
+        }
         return ir::Eval(std::make_shared<const ir::Call>(ir::OpRegistry::Get().GetOp("pl.touch"), std::move(args),
                                                          std::move(kw), ir::ExprAttrList{}, ir::UnknownType::Get()));
       }

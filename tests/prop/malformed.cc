@@ -394,14 +394,15 @@ class Reshaper {
  public:
   explicit Reshaper(uint64_t seed) : rng_(seed) {}
 
-  StmtPtr Body(const StmtPtr& s, bool may_bare) {
+  StmtPtr Body(const StmtPtr& s) {
     if (!s) return s;
     if (s->kind() != NodeKind::kSeqStmts) return Stmt(s);
     const auto& seq = static_cast<const SeqStmts&>(*s);
     std::vector<StmtPtr> stmts;
     for (const auto& x : seq.stmts) stmts.push_back(Stmt(x));
-    // A body of one statement, left bare half of the time.
-    if (may_bare && stmts.size() == 1 && Coin()) return stmts[0];
+    // One-statement bodies stay in their SeqStmts: docs/ir-conventions.md makes every
+    // body a SeqStmts. (A bare branch holding an implicit allreduce becomes a SeqStmts
+    // when the signal is inserted, which the relational check reports as CDS-V028.)
     // A run of two or more statements wrapped in a nested SeqStmts.
     if (stmts.size() >= 2 && Coin()) {
       std::uniform_int_distribution<size_t> pick(0, stmts.size() - 2);
@@ -433,23 +434,23 @@ class Reshaper {
       case NodeKind::kForStmt: {
         auto c = Copy<ForStmt>(s);
         // An init_values loop keeps its SeqStmts body (its yield must stay last).
-        c->body = Body(c->body, c->iter_args.empty());
+        c->body = Body(c->body);
         return c;
       }
       case NodeKind::kWhileStmt: {
         auto c = Copy<WhileStmt>(s);
-        c->body = Body(c->body, true);
+        c->body = Body(c->body);
         return c;
       }
       case NodeKind::kIfStmt: {
         auto c = Copy<IfStmt>(s);
-        c->then_body = Body(c->then_body, true);
-        c->else_body = Body(c->else_body, true);
+        c->then_body = Body(c->then_body);
+        c->else_body = Body(c->else_body);
         return c;
       }
       case NodeKind::kScopeStmt: {
         auto c = Copy<ScopeStmt>(s);
-        c->body = Body(c->body, true);
+        c->body = Body(c->body);
         return c;
       }
       case NodeKind::kEvalStmt: {
@@ -505,7 +506,7 @@ ProgramPtr ReshapeInput(const ProgramPtr& program, uint64_t seed) {
   Reshaper r(seed);
   std::vector<FunctionPtr> fns;
   for (const auto& f : program->functions) {
-    fns.push_back(f->IsHostOrchestrator() ? WithBody(f, r.Body(f->body, false)) : f);
+    fns.push_back(f->IsHostOrchestrator() ? WithBody(f, r.Body(f->body)) : f);
   }
   return WithFunctions(program, std::move(fns));
 }

@@ -377,8 +377,7 @@ size_t CountTaggedAllReduces(const ir::ProgramPtr& program) {
   return n;
 }
 
-// Wrapping runs of statements in nested SeqStmts, leaving one-statement bodies
-// bare and tagging signal-less allreduces with an attribute changes nothing: the
+// Wrapping runs of statements in nested SeqStmts and tagging signal-less allreduces with an attribute changes nothing: the
 // scopes are the model's, the output verifies (no round trip: the printer
 // flattens) against the reshaped input, and every tag survives synthesis.
 TEST(PipelineProperty, ReshapedInputsGiveTheSameScopes) {
