@@ -113,6 +113,10 @@ struct PathSegment {
   size_t index = 0;
 };
 
+// kPath: keep the path and the reason of the first difference (StructuralEqualWhere).
+// Without it (StructuralEqual) the walk only answers yes or no: no path segments
+// are pushed and no reason is formatted.
+template <bool kPath>
 class EqualChecker {
  public:
   explicit EqualChecker(const EqualOptions& options) : options_(options) {}
@@ -120,9 +124,11 @@ class EqualChecker {
   bool Nodes(const NodePtr& a, const NodePtr& b) {
     if (a == nullptr || b == nullptr) {
       if (a == b) return true;
+      if constexpr (!kPath) return false;
       return Fail(a ? "present vs absent" : "absent vs present");
     }
     if (a->kind() != b->kind()) {
+      if constexpr (!kPath) return false;
       return Fail(fmt::format("{} vs {}", NodeKindName(a->kind()), NodeKindName(b->kind())));
     }
     if (IsVarLikeKind(a->kind())) return VarLike(a, b);
@@ -143,6 +149,7 @@ class EqualChecker {
     const Node* mapped_a = lhs_to_rhs_.Find(a.get());
     if (mapped_a != nullptr && mapped_a == b.get()) return true;
     if (mapped_a != nullptr || rhs_to_lhs_.Find(b.get()) != nullptr) {
+      if constexpr (!kPath) return false;
       return Fail(fmt::format("{} '{}' does not correspond to '{}' (mapped elsewhere)", NodeKindName(a->kind()),
                               static_cast<const Var&>(*a).name_hint, static_cast<const Var&>(*b).name_hint));
     }
@@ -160,10 +167,14 @@ class EqualChecker {
         if constexpr (std::is_same_v<T, DistributedTensorType>) {
           if (options_.ignore_window_buffers && name == "window_buffer") return true;
         }
-        path_.push_back({PathSegment::kField, name, 0});
-        bool ok = Value(x, y, NodeKindName(a.kind()), name);
-        path_.pop_back();
-        return ok;
+        if constexpr (!kPath) {
+          return Value(x, y, std::string_view(), name);
+        } else {
+          path_.push_back({PathSegment::kField, name, 0});
+          bool ok = Value(x, y, NodeKindName(a.kind()), name);
+          path_.pop_back();
+          return ok;
+        }
       });
     });
   }
@@ -177,10 +188,14 @@ class EqualChecker {
         return Fail(fmt::format("{}.{}: {} vs {} elements", owner, field, x.size(), y.size()));
       }
       for (size_t i = 0; i < x.size(); ++i) {
-        path_.push_back(ElementSegment(x[i], i));
-        bool ok = Value(x[i], y[i], owner, field);
-        path_.pop_back();
-        if (!ok) return false;
+        if constexpr (!kPath) {
+          if (!Value(x[i], y[i], owner, field)) return false;
+        } else {
+          path_.push_back(ElementSegment(x[i], i));
+          bool ok = Value(x[i], y[i], owner, field);
+          path_.pop_back();
+          if (!ok) return false;
+        }
       }
       return true;
     } else if constexpr (detail::IsOptional<T>::value) {
@@ -241,7 +256,10 @@ class EqualChecker {
     return p;
   }
 
+  // Only reached with kPath, or from the rare value mismatches below (whose reason
+  // is then formatted and dropped: a mismatch ends the walk anyway).
   bool Fail(std::string reason) {
+    if constexpr (!kPath) return false;
     if (!failed_) {
       failed_ = true;
       first_path_ = RenderPath();
@@ -260,11 +278,12 @@ class EqualChecker {
 }  // namespace
 
 bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions& options) {
-  return StructuralEqualWhere(lhs, rhs, options).equal;
+  EqualChecker<false> checker(options);
+  return checker.Nodes(lhs, rhs);
 }
 
 EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions& options) {
-  EqualChecker checker(options);
+  EqualChecker<true> checker(options);
   bool ok = checker.Nodes(lhs, rhs);
   return checker.Result(ok);
 }

@@ -18,7 +18,14 @@ using namespace cds::ir;
 
 namespace {
 
-std::optional<BoundValue> ResolveBound(const ExprPtr& e, const BoundEnv& bounds) {
+const BoundValue* FindBound(const BoundEnv& bounds, const Var* v) {
+  auto it = bounds.find(v);
+  return it == bounds.end() ? nullptr : &it->second;
+}
+const BoundValue* FindBound(const BoundTable& bounds, const Var* v) { return bounds.Find(v); }
+
+template <typename Env>
+std::optional<BoundValue> ResolveBound(const ExprPtr& e, const Env& bounds) {
   if (!e) return std::nullopt;
   if (e->kind() == NodeKind::kConstInt)
     return BoundValue{BoundKind::kConst, static_cast<const ConstInt&>(*e).value};
@@ -29,17 +36,15 @@ std::optional<BoundValue> ResolveBound(const ExprPtr& e, const BoundEnv& bounds)
     return std::nullopt;
   }
   if (IsVarLikeKind(e->kind())) {
-    auto it = bounds.find(static_cast<const Var*>(e.get()));
-    if (it != bounds.end()) return it->second;
+    if (const BoundValue* b = FindBound(bounds, static_cast<const Var*>(e.get()))) return *b;
   }
   return std::nullopt;
 }
 
 Descriptor Bad(std::string why) { return Descriptor{false, {}, std::move(why)}; }
 
-}  // namespace
-
-Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
+template <typename Env>
+Descriptor LoopDescriptorIn(const ForStmt& loop, const Env& bounds) {
   auto start = ResolveBound(loop.start, bounds);
   auto stop = ResolveBound(loop.stop, bounds);
   auto step = ResolveBound(loop.step, bounds);
@@ -69,6 +74,15 @@ Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
   std::vector<int64_t> ids;
   for (int64_t i = a; i < b; ++i) ids.push_back(i);
   return Descriptor{true, DeviceSet::Of(std::move(ids)), {}};
+}
+
+}  // namespace
+
+Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
+  return LoopDescriptorIn(loop, bounds);
+}
+Descriptor LoopDescriptor(const ForStmt& loop, const BoundTable& bounds) {
+  return LoopDescriptorIn(loop, bounds);
 }
 
 Descriptor DeviceDescriptor(const ExprPtr& device, const LoopEnv& loops) {

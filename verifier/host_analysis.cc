@@ -5,14 +5,15 @@
 #include "ir/op_registry.h"
 #include "verifier/type_util.h"
 
+
 namespace cds::verify {
 
 using namespace cds::ir;
 
 size_t HostAnalysis::ViewAlloc(const ExprPtr& e) const {
   if (!e || !IsVarLikeKind(e->kind())) return kNone;
-  auto it = alloc_of_view.find(static_cast<const Var*>(e.get()));
-  return it == alloc_of_view.end() ? kNone : it->second;
+  const size_t* alloc = alloc_of_view.Find(e.get());
+  return alloc == nullptr ? kNone : *alloc;
 }
 
 namespace {
@@ -181,9 +182,10 @@ class HostWalker {
     }
     const Var* lhs = s.var.get();
     const NodeKind vk = s.value->kind();
-    if (vk == NodeKind::kCall || IsVarLikeKind(vk)) a_.typed_assigns.push_back(&s);
+    if ((vk == NodeKind::kCall || IsVarLikeKind(vk)) && !TypesAgree(lhs->type, s.value->type))
+      a_.asymmetric_assigns.push_back(&s);
     if (vk == NodeKind::kConstInt) {
-      bounds_[lhs] = {BoundKind::kConst, static_cast<const ConstInt&>(*s.value).value};
+      bounds_.Set(lhs, {BoundKind::kConst, static_cast<const ConstInt&>(*s.value).value});
       return;
     }
     if (IsVarLikeKind(vk)) {
@@ -201,15 +203,15 @@ class HostWalker {
       info.call = call;
       info.span = s.span.IsKnown() ? s.span : call->span;
       info.name = AllocName(*call, *lhs);
-      a_.alloc_of_ptr[lhs] = a_.allocs.size();
+      a_.alloc_of_ptr.Set(lhs, a_.allocs.size());
       a_.allocs.push_back(std::move(info));
     } else if (op == ops::kWindow) {
       if (!call->args.empty() && call->args[0] && IsVarLikeKind(call->args[0]->kind())) {
-        auto it = a_.alloc_of_ptr.find(static_cast<const Var*>(call->args[0].get()));
-        if (it != a_.alloc_of_ptr.end()) AddView(lhs, &s, it->second, ViewKind::kWindow);
+        if (const size_t* alloc = a_.alloc_of_ptr.Find(call->args[0].get()))
+          AddView(lhs, &s, *alloc, ViewKind::kWindow);
       }
     } else if (op == ops::kWorldSize) {
-      bounds_[lhs] = {BoundKind::kWorldSize, 0};
+      bounds_.Set(lhs, {BoundKind::kWorldSize, 0});
     } else if (op == ops::kAllReduce) {
       if (!call->args.empty()) {
         size_t alloc = a_.ViewAlloc(call->args[0]);
@@ -224,7 +226,7 @@ class HostWalker {
   }
 
   void AddView(const Var* var, const AssignStmt* stmt, size_t alloc, ViewKind kind) {
-    a_.alloc_of_view[var] = alloc;
+    a_.alloc_of_view.Set(var, alloc);
     a_.allocs[alloc].views.push_back(a_.views.size());
     a_.views.push_back({var, stmt, alloc, kind});
   }
@@ -284,8 +286,15 @@ class HostWalker {
   bool IsChipOrchestratorName(const std::string& name) {
     auto it = chip_cache_.find(name);
     if (it != chip_cache_.end()) return it->second;
-    FunctionPtr f = a_.program->FindFunction(name);
-    bool chip = f && f->IsChipOrchestrator();
+    // A linear scan that skips null functions (reported as CDS-V029 by the caller):
+    // Program::FindFunction's binary search would dereference them. Cached per name.
+    bool chip = false;
+    for (const auto& f : a_.program->functions) {
+      if (f && f->name == name) {
+        chip = f->IsChipOrchestrator();
+        break;
+      }
+    }
     chip_cache_.emplace(name, chip);
     return chip;
   }
@@ -324,7 +333,33 @@ class HostWalker {
     }
     // A device= that cannot matter (no view is passed) is not the verifier's business.
     if (consumed_.empty()) return;
-    Descriptor d = DeviceDescriptor(FindAttr(c.attrs, "device"), loops_);
+    // The common descriptors (a loop variable of an enclosing loop, a non-negative
+    // constant) are read without copying a DeviceSet; everything else goes through
+    // DeviceDescriptor, which also words the reason.
+    const ExprPtr* device = nullptr;
+    for (const auto& [k, v] : c.attrs) {
+      if (k == "device") {
+        device = &v;
+        break;
+      }
+    }
+    const DeviceSet* set = nullptr;
+    if (device != nullptr && *device) {
+      const ir::Expr& e = **device;
+      if (IsVarLikeKind(e.kind())) {
+        auto it = loops_.find(static_cast<const Var*>(&e));
+        if (it != loops_.end() && it->second.ok) set = &it->second.set;
+      } else if (e.kind() == NodeKind::kConstInt && static_cast<const ConstInt&>(e).value >= 0) {
+        const_set_.all = false;
+        const_set_.ids.assign(1, static_cast<const ConstInt&>(e).value);
+        set = &const_set_;
+      }
+    }
+    if (set != nullptr) {
+      AddCoverage(*set);
+      return;
+    }
+    Descriptor d = DeviceDescriptor(device != nullptr ? *device : ExprPtr(), loops_);
     if (!d.ok) {
       sink_.Report(
           CheckId::kDispatchDeviceUnresolvable,
@@ -334,23 +369,28 @@ class HostWalker {
           c.span);
       return;
     }
+    AddCoverage(d.set);
+  }
+
+  void AddCoverage(const DeviceSet& set) {
     for (size_t alloc : consumed_) {
       AllocInfo& info = a_.allocs[alloc];
       if (!info.dispatched) {
-        info.dispatch_cov = d.set;
+        info.dispatch_cov = set;
         info.dispatched = true;
-      } else if (!info.dispatch_cov.all && info.dispatch_cov != d.set) {
-        info.dispatch_cov = info.dispatch_cov.Merge(d.set);
+      } else if (!info.dispatch_cov.all && info.dispatch_cov != set) {
+        info.dispatch_cov = info.dispatch_cov.Merge(set);
       }
     }
   }
 
   HostAnalysis& a_;
   DiagnosticSink& sink_;
-  BoundEnv bounds_;
+  BoundTable bounds_;
   LoopEnv loops_;
   std::unordered_map<std::string, bool> chip_cache_;
   std::vector<size_t> consumed_;
+  DeviceSet const_set_;  // scratch for a constant device= (keeps its buffer)
 };
 
 }  // namespace

@@ -345,6 +345,20 @@ EqualityResult CompareOther(const FunctionPtr& f, const FunctionPtr& g) {
   return StructuralEqualWhere(f, g);
 }
 
+// Program::FindFunction, but safe on a malformed program that holds null functions
+// (its binary search would dereference them).
+FunctionPtr FindFn(const Program& p, std::string_view name) {
+  for (const auto& f : p.functions) {
+    if (f == nullptr) {
+      for (const auto& g : p.functions) {
+        if (g && g->name == name) return g;
+      }
+      return nullptr;
+    }
+  }
+  return p.FindFunction(name);
+}
+
 }  // namespace
 
 void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, DiagnosticSink& sink) {
@@ -367,7 +381,7 @@ void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, Diagnost
   }
   for (const auto& f : before->functions) {
     if (!f) continue;
-    FunctionPtr g = after->FindFunction(f->name);
+    FunctionPtr g = FindFn(*after, f->name);
     if (!g) {
       sink.Report(CheckId::kProgramStructureChanged,
                   fmt::format("function '{}' of the input is missing from the output", f->name),
@@ -399,7 +413,7 @@ void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, Diagnost
     }
   }
   for (const auto& g : after->functions) {
-    if (g && !before->FindFunction(g->name)) {
+    if (g && !FindFn(*before, g->name)) {
       sink.Report(CheckId::kProgramStructureChanged,
                   fmt::format("function '{}' of the output does not exist in the input", g->name),
                   g->span);

@@ -11,7 +11,6 @@
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
 #include "verifier/checks.h"
-#include "verifier/fast_equal.h"
 #include "verifier/verifier.h"
 
 namespace cds::verify {
@@ -53,24 +52,30 @@ void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
         program->span);
     return;
   }
-  // The path-reporting comparison is slow on large programs: only on a difference.
-  EqualityResult eq;
-  if (!FastStructuralEqual(program, reparsed)) eq = StructuralEqualWhere(program, reparsed);
-  if (!eq.equal) {
+  // The printout is not needed any more: give its memory back before the walk.
+  std::string().swap(text);
+  // One simultaneous walk over (program, reparsed) decides equality and computes
+  // both structural hashes. The path-reporting comparison runs only on a difference.
+  EqualAndHashes eh = StructuralEqualAndHash(program, reparsed);
+  if (!eh.equal) {
+    EqualityResult eq = StructuralEqualWhere(program, reparsed);
+    if (eq.equal) {
+      // Cannot happen (both walks implement one equality); keep a report anyway.
+      eq.path = "<program>";
+      eq.reason = "the fused equality walk and StructuralEqualWhere disagree";
+    }
     sink.Report(CheckId::kRoundTripMismatch,
                 fmt::format("parse(print('{}')) differs from the program at {}: {}", pname, eq.path,
                             eq.reason),
                 program->span);
     return;
   }
-  uint64_t h1 = StructuralHash(program);
-  uint64_t h2 = StructuralHash(reparsed);
-  if (h1 != h2) {
+  if (eh.lhs_hash != eh.rhs_hash) {
     sink.Report(
         CheckId::kRoundTripMismatch,
         fmt::format("parse(print('{}')) is structurally equal but its structural hash differs "
                     "({:#018x} vs {:#018x})",
-                    pname, h1, h2),
+                    pname, eh.lhs_hash, eh.rhs_hash),
         program->span);
   }
 }

@@ -61,6 +61,7 @@ void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink) {
     }
 
     std::unordered_map<std::string_view, size_t> names;
+    names.reserve(stmt.slots.size());
     size_t prev_owner = kNone;
     size_t first = kNone;
     bool order_reported = false;

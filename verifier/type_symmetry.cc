@@ -12,10 +12,10 @@ namespace cds::verify {
 using namespace cds::ir;
 
 void CheckTypeSymmetry(const HostAnalysis& a, DiagnosticSink& sink) {
-  for (const AssignStmt* s : a.typed_assigns) {
+  // The walk already kept only the assignments whose types disagree.
+  for (const AssignStmt* s : a.asymmetric_assigns) {
     const TypePtr& lhs = s->var->type;
     const TypePtr& rhs = s->value->type;
-    if (TypesAgree(lhs, rhs)) continue;
     const WindowBuffer* lw = WindowBufferOf(lhs);
     const WindowBuffer* rw = WindowBufferOf(rhs);
     std::string why;

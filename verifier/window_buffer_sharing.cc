@@ -4,7 +4,6 @@
 // belongs to, for scope_structure.cc and coverage.cc.
 
 #include <algorithm>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -20,8 +19,10 @@ using namespace cds::ir;
 
 namespace {
 
-WindowBufferPtr WindowBufferPtrOf(const TypePtr& type) {
-  if (!type || type->kind() != NodeKind::kDistributedTensorType) return nullptr;
+// A reference, not a copy: no reference-count traffic per view.
+const WindowBufferPtr& WindowBufferPtrOf(const TypePtr& type) {
+  static const WindowBufferPtr kNull;
+  if (!type || type->kind() != NodeKind::kDistributedTensorType) return kNull;
   return static_cast<const DistributedTensorType&>(*type).window_buffer;
 }
 
@@ -54,10 +55,11 @@ class SharingChecker {
   void Views(size_t ai) {
     AllocInfo& alloc = a_.allocs[ai];
     const ViewInfo* first = nullptr;
-    std::vector<const WindowBuffer*> distinct;
+    std::vector<const WindowBuffer*>& distinct = distinct_;
+    distinct.clear();
     for (size_t vi : alloc.views) {
       const ViewInfo& view = a_.views[vi];
-      WindowBufferPtr wb = WindowBufferPtrOf(view.var->type);
+      const WindowBufferPtr& wb = WindowBufferPtrOf(view.var->type);
       if (!wb) {
         sink_.Report(
             CheckId::kViewMissingWindowBuffer,
@@ -68,7 +70,7 @@ class SharingChecker {
             view.stmt->span);
         continue;
       }
-      owner_.emplace(wb.get(), ai);
+      owner_.Insert(wb.get(), ai);
       if (!alloc.canonical) {
         alloc.canonical = wb;
         first = &view;
@@ -105,14 +107,14 @@ class SharingChecker {
               alloc.name, a_.fn->name, base, detail, alloc.var->name_hint),
           SpanOf(wb, alloc));
     }
-    if (!fields_checked_.insert(&wb).second) return;
+    if (!fields_checked_.Insert(&wb, true)) return;
     std::string expected_text;
     bool size_ok = false;
     try {
       ExprPtr expected = alloc.call ? AllocSizeBytes(*alloc.call) : nullptr;
       if (expected) {
         size_ok = expected == wb.size || StructuralEqual(expected, wb.size);
-        expected_text = DescribeExpr(expected);
+        if (!size_ok) expected_text = DescribeExpr(expected);  // only needed for the report
       } else {
         expected_text = "<no size: malformed alloc>";
       }
@@ -153,11 +155,10 @@ class SharingChecker {
         continue;
       }
       size_t owner = kNone;
-      if (auto it = owner_.find(wb.get()); it != owner_.end()) {
-        owner = it->second;
-      } else if (auto jt = a_.alloc_of_ptr.find(wb->base.get());
-                 wb->base && jt != a_.alloc_of_ptr.end()) {
-        owner = jt->second;
+      if (const size_t* o = owner_.Find(wb.get())) {
+        owner = *o;
+      } else if (const size_t* p = wb->base ? a_.alloc_of_ptr.Find(wb->base.get()) : nullptr) {
+        owner = *p;
       }
       if (owner == kNone) {
         sink_.Report(
@@ -175,7 +176,7 @@ class SharingChecker {
       if (!alloc.canonical) {
         // No view carries a WindowBuffer (each was reported): the slot stands for the alloc.
         alloc.canonical = wb;
-        owner_.emplace(wb.get(), owner);
+        owner_.Insert(wb.get(), owner);
         Fields(*wb, alloc);
       } else if (wb != alloc.canonical) {
         sink_.Report(
@@ -185,15 +186,16 @@ class SharingChecker {
                 "'{}' carry (slot and views must share one pointer)",
                 wb->name_hint, stmt.name_hint, a_.fn->name, alloc.name),
             stmt.span);
-        if (owner_.find(wb.get()) == owner_.end()) Fields(*wb, alloc);
+        if (owner_.Find(wb.get()) == nullptr) Fields(*wb, alloc);
       }
     }
   }
 
   HostAnalysis& a_;
   DiagnosticSink& sink_;
-  std::unordered_map<const WindowBuffer*, size_t> owner_;
-  std::unordered_set<const WindowBuffer*> fields_checked_;
+  PtrTable<size_t> owner_;         // WindowBuffer -> alloc
+  PtrTable<bool> fields_checked_;  // WindowBuffers whose size and flags were checked
+  std::vector<const WindowBuffer*> distinct_;  // per alloc, reused
 };
 
 }  // namespace

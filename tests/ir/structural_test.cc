@@ -17,6 +17,11 @@ void ExpectEqual(const NodePtr& a, const NodePtr& b) {
   EXPECT_TRUE(ab.equal) << ab.path << ": " << ab.reason;
   EXPECT_TRUE(StructuralEqual(b, a));
   EXPECT_EQ(StructuralHash(a), StructuralHash(b));
+  // The round trip's fused walk: same verdict, and each side's StructuralHash.
+  EqualAndHashes fused = StructuralEqualAndHash(a, b);
+  EXPECT_TRUE(fused.equal);
+  EXPECT_EQ(fused.lhs_hash, StructuralHash(a));
+  EXPECT_EQ(fused.rhs_hash, StructuralHash(b));
 }
 
 // Asserts inequality both ways and different hashes (the inputs here are chosen so
@@ -25,6 +30,8 @@ void ExpectDifferent(const NodePtr& a, const NodePtr& b) {
   EXPECT_FALSE(StructuralEqual(a, b));
   EXPECT_FALSE(StructuralEqual(b, a));
   EXPECT_NE(StructuralHash(a), StructuralHash(b));
+  EXPECT_FALSE(StructuralEqualAndHash(a, b).equal);
+  EXPECT_FALSE(StructuralEqualAndHash(b, a).equal);
 }
 
 VarPtr I64(const std::string& name) { return MakeVar(name, ScalarTy(DataType::kInt64)); }
