@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "ir/ptr_table.h"
+
 namespace cds::ir::print_detail {
 
 inline uint64_t Mix64(uint64_t x) {
@@ -51,85 +53,9 @@ inline size_t CapacityFor(size_t entries) {
   return cap;
 }
 
-// Map from a node address to a small value. Keys are never erased (only Clear()).
+// Map from a node address to a small value (names, window indices).
 template <typename V>
-class PtrMap {
- public:
-  PtrMap() { Rehash(16); }
-
-  V* Find(const void* key) {
-    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
-      Entry& e = entries_[i];
-      if (e.key == key) return &e.value;
-      if (!e.key) return nullptr;
-    }
-  }
-
-  // The value of `key`, default-constructed and flagged `true` when new.
-  std::pair<V*, bool> Insert(const void* key) {
-    if ((size_ + 1) * 2 > entries_.size()) Rehash(entries_.size() * 2);
-    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
-      Entry& e = entries_[i];
-      if (e.key == key) return {&e.value, false};
-      if (!e.key) {
-        e.key = key;
-        e.value = V();
-        ++size_;
-        return {&e.value, true};
-      }
-    }
-  }
-
-  size_t size() const { return size_; }
-
-  // Brings the line where `key` would be looked up into the cache.
-  void PrefetchSlot(const void* key) const { __builtin_prefetch(&entries_[Slot(key)]); }
-
-  // Empties the table; a large table left by a big function shrinks so that the
-  // many small functions after it do not each clear a big array.
-  void Clear() {
-    if (size_ == 0) return;
-    if (entries_.size() > 1024 && size_ * 8 < entries_.size()) {
-      Rehash(CapacityFor(size_), /*keep=*/false);
-    } else {
-      for (Entry& e : entries_) e.key = nullptr;
-    }
-    size_ = 0;
-  }
-
- private:
-  struct Entry {
-    const void* key = nullptr;
-    V value{};
-  };
-
-  size_t Slot(const void* key) const {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(key);
-    // Fibonacci hashing of the address (nodes are at least 16-byte aligned).
-    return static_cast<size_t>(((a >> 4) * 0x9e3779b97f4a7c15ull) >> shift_);
-  }
-
-  void Rehash(size_t cap, bool keep = true) {
-    std::vector<Entry> old;
-    old.swap(entries_);
-    entries_.assign(cap, Entry());
-    mask_ = cap - 1;
-    shift_ = 64;
-    for (size_t c = cap; c > 1; c >>= 1) --shift_;
-    if (!keep) return;
-    for (Entry& e : old) {
-      if (!e.key) continue;
-      size_t i = Slot(e.key);
-      while (entries_[i].key) i = (i + 1) & mask_;
-      entries_[i] = std::move(e);
-    }
-  }
-
-  std::vector<Entry> entries_;
-  size_t size_ = 0;
-  size_t mask_ = 0;
-  unsigned shift_ = 60;
-};
+using PtrMap = ir::PtrTable<V>;
 
 // Set of strings (views: the characters live elsewhere and must outlive the set).
 // Each entry also carries `next_suffix`, the smallest k >= 1 for which the printer

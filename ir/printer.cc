@@ -288,7 +288,7 @@ class Printer {
     // Program-level dims keep their module name in every function.
     for (const auto& [v, n] : dim_names_) {
       used_names_.Insert(n);
-      auto [slot, fresh] = names_.Insert(v);
+      auto [slot, fresh] = names_.FindOrInsert(v);
       if (fresh) *slot = n;
     }
     for (const auto& p : f.params) AssignName(p.get());
@@ -440,7 +440,7 @@ class Printer {
   // Names live as views: into the Var's own hint when that is already a usable
   // identifier (nearly always), else into arena_.
   std::string_view AssignName(const Var* v) {
-    auto [slot, fresh] = names_.Insert(v);
+    auto [slot, fresh] = names_.FindOrInsert(v);
     if (!fresh) return *slot;
     std::string_view base = v->name_hint;
     if (!IsPlainName(base)) base = arena_.Store(Sanitize(base));
@@ -503,7 +503,7 @@ class Printer {
   // Index of the window in windows_ (its declaration order), named now unless the
   // function is printed in one pass.
   uint32_t WindowIndex(const WindowBuffer* wb) {
-    auto [slot, fresh] = window_index_.Insert(wb);
+    auto [slot, fresh] = window_index_.FindOrInsert(wb);
     if (!fresh) return *slot;
     const uint32_t index = static_cast<uint32_t>(windows_.size());
     *slot = index;

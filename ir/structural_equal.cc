@@ -10,6 +10,7 @@
 
 #include "ir/dispatch.h"
 #include "ir/field_values.h"
+#include "ir/ptr_table.h"
 
 namespace cds::ir {
 
@@ -55,55 +56,6 @@ std::string Describe(const AttrValue& v) {
 
 bool SameDouble(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
 
-// Open addressing keyed by node address. The bijection is consulted for every Var
-// use; chained std::unordered_map nodes cost a cache miss each on large programs,
-// and nothing is allocated until the first Var-like node is met.
-class PtrMap {
- public:
-  const Node* Find(const Node* key) const {
-    if (slots_.empty()) return nullptr;
-    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) return slots_[i].value;
-      if (slots_[i].key == nullptr) return nullptr;
-    }
-  }
-  // The caller has checked that `key` is absent.
-  void Insert(const Node* key, const Node* value) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-    size_t i = Slot(key);
-    while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-    slots_[i] = {key, value};
-    ++size_;
-  }
-
- private:
-  struct Entry {
-    const Node* key = nullptr;
-    const Node* value = nullptr;
-  };
-  // The address itself, not a mixed hash: nodes are allocated in program order and
-  // the walk visits them in that order, so neighbouring lookups hit neighbouring
-  // slots and the table streams through the cache instead of missing on each one.
-  size_t Slot(const Node* key) const {
-    return static_cast<size_t>(reinterpret_cast<uintptr_t>(key) >> 4) & mask_;
-  }
-  void Grow() {
-    std::vector<Entry> old = std::move(slots_);
-    size_t cap = old.empty() ? 64 : old.size() * 2;
-    slots_.assign(cap, Entry{});
-    mask_ = cap - 1;
-    for (const Entry& e : old) {
-      if (e.key == nullptr) continue;
-      size_t i = Slot(e.key);
-      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-      slots_[i] = e;
-    }
-  }
-  std::vector<Entry> slots_;
-  size_t size_ = 0;
-  size_t mask_ = 0;
-};
-
 // One step of the difference path. Kept as a view into the compared IR (field
 // names are static, keys live in the nodes) so that nothing is formatted unless
 // a difference is actually reported.
@@ -146,15 +98,15 @@ class EqualChecker {
  private:
   // Var-like nodes: mapped bijectively on first sight; their fields compared then.
   bool VarLike(const NodePtr& a, const NodePtr& b) {
-    const Node* mapped_a = lhs_to_rhs_.Find(a.get());
-    if (mapped_a != nullptr && mapped_a == b.get()) return true;
+    const Node* const* mapped_a = lhs_to_rhs_.Find(a.get());
+    if (mapped_a != nullptr && *mapped_a == b.get()) return true;
     if (mapped_a != nullptr || rhs_to_lhs_.Find(b.get()) != nullptr) {
       if constexpr (!kPath) return false;
       return Fail(fmt::format("{} '{}' does not correspond to '{}' (mapped elsewhere)", NodeKindName(a->kind()),
                               static_cast<const Var&>(*a).name_hint, static_cast<const Var&>(*b).name_hint));
     }
-    lhs_to_rhs_.Insert(a.get(), b.get());
-    rhs_to_lhs_.Insert(b.get(), a.get());
+    lhs_to_rhs_.Set(a.get(), b.get());
+    rhs_to_lhs_.Set(b.get(), a.get());
     return Fields(*a, *b);
   }
 
@@ -268,7 +220,8 @@ class EqualChecker {
     return false;
   }
 
-  PtrMap lhs_to_rhs_, rhs_to_lhs_;
+  // The bijection, consulted for every Var use.
+  PtrTable<const Node*> lhs_to_rhs_, rhs_to_lhs_;
   std::vector<PathSegment> path_;
   const EqualOptions& options_;
   bool failed_ = false;

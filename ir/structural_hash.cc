@@ -6,6 +6,7 @@
 
 #include "ir/dispatch.h"
 #include "ir/field_values.h"
+#include "ir/ptr_table.h"
 
 namespace cds::ir {
 
@@ -34,58 +35,6 @@ constexpr uint64_t kNullTag = 0x6e756c6cULL;
 constexpr uint64_t kDefTag = 0x646566ULL;
 constexpr uint64_t kRefTag = 0x726566ULL;
 
-// Definition index of each Var-like node met so far, by address. Open addressing:
-// every Var use is a lookup, and chained std::unordered_map nodes cost a cache
-// miss each on large programs.
-class DefIndex {
- public:
-  size_t size() const { return size_; }
-  // The index of `key`, or kAbsent.
-  uint64_t Find(const ir::Node* key) const {
-    if (slots_.empty()) return kAbsent;
-    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) return slots_[i].index;
-      if (slots_[i].key == nullptr) return kAbsent;
-    }
-  }
-  // The caller has checked that `key` is absent.
-  void Insert(const ir::Node* key, uint64_t index) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-    size_t i = Slot(key);
-    while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-    slots_[i] = {key, index};
-    ++size_;
-  }
-  static constexpr uint64_t kAbsent = ~uint64_t{0};
-
- private:
-  struct Entry {
-    const ir::Node* key = nullptr;
-    uint64_t index = 0;
-  };
-  // The address itself, not a mixed hash: nodes are allocated in program order and
-  // the walk visits them in that order, so neighbouring lookups hit neighbouring
-  // slots and the table streams through the cache instead of missing on each one.
-  size_t Slot(const ir::Node* key) const {
-    return static_cast<size_t>(reinterpret_cast<uintptr_t>(key) >> 4) & mask_;
-  }
-  void Grow() {
-    std::vector<Entry> old = std::move(slots_);
-    size_t cap = old.empty() ? 64 : old.size() * 2;
-    slots_.assign(cap, Entry{});
-    mask_ = cap - 1;
-    for (const Entry& e : old) {
-      if (e.key == nullptr) continue;
-      size_t i = Slot(e.key);
-      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-      slots_[i] = e;
-    }
-  }
-  std::vector<Entry> slots_;
-  size_t size_ = 0;
-  size_t mask_ = 0;
-};
-
 class Hasher {
  public:
   // Hash of a value that holds no node (strings, enums, integers, DeviceSet, ...).
@@ -106,10 +55,9 @@ class Hasher {
     if (!n) return kNullTag;
     uint64_t h = Mix(static_cast<uint64_t>(n->kind()) + 1);
     if (IsVarLikeKind(n->kind())) {
-      uint64_t known = index_.Find(n.get());
-      if (known != DefIndex::kAbsent) return Combine(Combine(h, kRefTag), known);
+      if (const uint64_t* known = index_.Find(n.get())) return Combine(Combine(h, kRefTag), *known);
       uint64_t idx = index_.size();
-      index_.Insert(n.get(), idx);
+      index_.Set(n.get(), idx);
       h = Combine(Combine(h, kDefTag), idx);
     }
     return Combine(h, Fields(*n));
@@ -156,7 +104,7 @@ class Hasher {
     }
   }
 
-  DefIndex index_;
+  PtrTable<uint64_t> index_;  // definition index of each Var-like node met so far
 };
 
 // Equality (as EqualChecker in structural_equal.cc, without path and options) and
@@ -180,8 +128,8 @@ class EqualHasher {
     ha = Mix(static_cast<uint64_t>(ka) + 1);
     hb = Mix(static_cast<uint64_t>(kb) + 1);
     if (IsVarLikeKind(ka)) {
-      const Mapping::Entry* ea = lhs_.Find(a.get());
-      const Mapping::Entry* eb = rhs_.Find(b.get());
+      const MappedVar* ea = lhs_.Find(a.get());
+      const MappedVar* eb = rhs_.Find(b.get());
       if (ea != nullptr || eb != nullptr) {
         // Seen before: both sides must map to each other.
         if (ea == nullptr || eb == nullptr || ea->other != b.get() || eb->other != a.get())
@@ -192,8 +140,8 @@ class EqualHasher {
       }
       const uint64_t ia = lhs_.size();
       const uint64_t ib = rhs_.size();
-      lhs_.Insert(a.get(), b.get(), ia);
-      rhs_.Insert(b.get(), a.get(), ib);
+      lhs_.Set(a.get(), MappedVar{b.get(), ia});
+      rhs_.Set(b.get(), MappedVar{a.get(), ib});
       ha = Combine(Combine(ha, kDefTag), ia);
       hb = Combine(Combine(hb, kDefTag), ib);
     }
@@ -206,50 +154,9 @@ class EqualHasher {
 
  private:
   // Var-like node -> its counterpart on the other side and its own first-sight index.
-  class Mapping {
-   public:
-    struct Entry {
-      const ir::Node* key = nullptr;
-      const ir::Node* other = nullptr;
-      uint64_t index = 0;
-    };
-    size_t size() const { return size_; }
-    const Entry* Find(const ir::Node* key) const {
-      if (slots_.empty()) return nullptr;
-      for (size_t i = Slot(key);; i = (i + 1) & mask_) {
-        if (slots_[i].key == key) return &slots_[i];
-        if (slots_[i].key == nullptr) return nullptr;
-      }
-    }
-    // The caller has checked that `key` is absent.
-    void Insert(const ir::Node* key, const ir::Node* other, uint64_t index) {
-      if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-      size_t i = Slot(key);
-      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-      slots_[i] = {key, other, index};
-      ++size_;
-    }
-
-   private:
-    // The address itself (see DefIndex).
-    size_t Slot(const ir::Node* key) const {
-      return static_cast<size_t>(reinterpret_cast<uintptr_t>(key) >> 4) & mask_;
-    }
-    void Grow() {
-      std::vector<Entry> old = std::move(slots_);
-      size_t cap = old.empty() ? 64 : old.size() * 2;
-      slots_.assign(cap, Entry{});
-      mask_ = cap - 1;
-      for (const Entry& e : old) {
-        if (e.key == nullptr) continue;
-        size_t i = Slot(e.key);
-        while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-        slots_[i] = e;
-      }
-    }
-    std::vector<Entry> slots_;
-    size_t size_ = 0;
-    size_t mask_ = 0;
+  struct MappedVar {
+    const ir::Node* other = nullptr;
+    uint64_t index = 0;
   };
 
   bool Fields(const ir::Node& a, const ir::Node& b, uint64_t& ha, uint64_t& hb) {
@@ -338,7 +245,7 @@ class EqualHasher {
     }
   }
 
-  Mapping lhs_, rhs_;
+  PtrTable<MappedVar> lhs_, rhs_;
   Hasher leaf_;  // hashes leaf values (no node inside) by Hasher's own rules
 };
 

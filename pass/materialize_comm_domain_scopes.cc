@@ -18,6 +18,7 @@
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/op_registry.h"
+#include "ir/ptr_table.h"
 #include "ir/structural_equal.h"
 #include "pass/ir_walk.h"
 
@@ -148,79 +149,9 @@ struct CollectiveLink {
   std::string_view to_role;
 };
 
-// Open addressing keyed by Var address. Every assignment and every Var use of a
-// host body is looked up; on 10^6-statement bodies the chained nodes of
-// std::unordered_map made these lookups the largest cost of the pass (a cache
-// miss per bucket and per node).
+// Every assignment and every Var use of a host body is looked up by Var address.
 template <typename V>
-class VarTable {
- public:
-  const V* Find(const Var* key) const { return const_cast<VarTable*>(this)->FindMutable(key); }
-  V* FindMutable(const Var* key) {
-    if (slots_.empty()) return nullptr;
-    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) return &slots_[i].value;
-      if (slots_[i].key == nullptr) return nullptr;
-    }
-  }
-  // Like std::unordered_map::emplace: an existing entry is kept. Returns the new
-  // value (valid until the next insertion), or null when the key was present.
-  V* Emplace(const Var* key, V value) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-    size_t i = Slot(key);
-    for (; slots_[i].key != nullptr; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) return nullptr;
-    }
-    slots_[i].key = key;
-    slots_[i].value = std::move(value);
-    ++size_;
-    return &slots_[i].value;
-  }
-  size_t size() const { return size_; }
-  // Requests the slot `key` starts probing at (a lookup or insertion soon).
-  void PrefetchSlot(const Var* key) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Slot(key)]);
-  }
-  template <typename F>
-  void ForEach(F&& f) {
-    for (auto& e : slots_) {
-      if (e.key != nullptr) f(e.key, e.value);
-    }
-  }
-
- private:
-  struct Entry {
-    const Var* key = nullptr;
-    V value{};
-  };
-  // Fibonacci hashing of the address. Slot = address / 16 (tried before) keeps
-  // neighbouring Vars in neighbouring slots, but once the program is larger than
-  // table x 16 bytes the addresses wrap around the table with the regular stride of
-  // a generated program, and linear probing then ran into long clusters: most of
-  // the insertion time on 10^6 statements went to probing.
-  size_t Slot(const Var* key) const {
-    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull >>
-                               shift_);
-  }
-  void Grow() {
-    std::vector<Entry> old = std::move(slots_);
-    size_t cap = old.empty() ? 64 : old.size() * 2;
-    slots_.clear();
-    slots_.resize(cap);
-    mask_ = cap - 1;
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
-    for (auto& e : old) {
-      if (e.key == nullptr) continue;
-      size_t i = Slot(e.key);
-      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-      slots_[i] = std::move(e);
-    }
-  }
-  std::vector<Entry> slots_;
-  size_t size_ = 0;
-  size_t mask_ = 0;
-  unsigned shift_ = 64;
-};
+using VarTable = ir::PtrTable<V>;
 
 // A Var resolving to a view: its alloc and (DistributedTensor-typed Vars only)
 // the fresh Var that replaces it.
@@ -374,7 +305,7 @@ class Collector {
     const Var* lhs = a.var.get();
     switch (value->kind()) {
       case NodeKind::kConstInt:
-        st_.loop_bounds.Emplace(lhs, value);
+        st_.loop_bounds.Insert(lhs, value);
         return;
       case NodeKind::kVar:
         AliasOf(lhs, value);
@@ -392,7 +323,7 @@ class Collector {
     } else if (op == ir::ops::kWindow) {
       AddView(lhs, call);
     } else if (op == ir::ops::kWorldSize) {
-      st_.loop_bounds.Emplace(lhs, value);
+      st_.loop_bounds.Insert(lhs, value);
     } else if (int src = InPlaceSourceArg(op);
                src >= 0 && static_cast<size_t>(src) < call.args.size()) {
       AliasOf(lhs, call.args[src]);
@@ -409,7 +340,7 @@ class Collector {
                     ? std::string_view(std::get<std::string>(*name))
                     : std::string_view(a.var->name_hint);
     info.span = call.span.IsKnown() ? call.span : a.span;
-    st_.alloc_of_ptr.Emplace(a.var.get(), st_.allocs.size());
+    st_.alloc_of_ptr.Insert(a.var.get(), st_.allocs.size());
     st_.allocs.push_back(info);
     if (st_.fused) {
       AllocInfo& alloc = st_.allocs.back();
@@ -442,8 +373,10 @@ class Collector {
   }
 
   void NewView(const Var* lhs, size_t idx) {
-    ViewInfo* view = st_.view_alloc.Emplace(lhs, ViewInfo{idx, nullptr});
-    if (view != nullptr && st_.fused) AddFreshVar(st_, lhs, *view);
+    auto [view, fresh] = st_.view_alloc.FindOrInsert(lhs);
+    if (!fresh) return;  // the first binding of a Var wins
+    view->alloc = idx;
+    if (st_.fused) AddFreshVar(st_, lhs, *view);
   }
 
   HostState& st_;
@@ -869,7 +802,8 @@ class ViewRetyper {
   ViewRetyper(HostState& st, Collector* collector = nullptr, Scanner* scanner = nullptr)
       : st_(st), collector_(collector), scanner_(scanner) {
     if (collector_ != nullptr) return;
-    st.view_alloc.ForEach([&](const Var* var, ViewInfo& view) { AddFreshVar(st, var, view); });
+    st.view_alloc.ForEach(
+        [&](const void* var, ViewInfo& view) { AddFreshVar(st, static_cast<const Var*>(var), view); });
   }
 
   StmtPtr Rewrite(const StmtPtr& s) {

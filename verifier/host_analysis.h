@@ -15,76 +15,14 @@
 #include <vector>
 
 #include "ir/function.h"
+#include "ir/ptr_table.h"
 #include "verifier/diagnostic.h"
 
 namespace cds::verify {
 
 inline constexpr size_t kNone = std::numeric_limits<size_t>::max();
 
-// A map keyed by node address, open addressing with the address itself as the slot
-// (no mixing): nodes are allocated in program order and the walks visit them in that
-// order, so neighbouring lookups touch neighbouring slots. One flat array instead of
-// one heap node per entry (std::unordered_map), which the self-check allocated,
-// missed on and freed by the hundred thousand on large programs.
-template <typename V>
-class PtrTable {
- public:
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const V* Find(const void* key) const {
-    if (slots_.empty() || key == nullptr) return nullptr;
-    for (size_t i = Slot(key);; i = (i + 1) & mask_) {
-      if (slots_[i].key == key) return &slots_[i].value;
-      if (slots_[i].key == nullptr) return nullptr;
-    }
-  }
-  V* Find(const void* key) {
-    return const_cast<V*>(static_cast<const PtrTable&>(*this).Find(key));
-  }
-  // Inserts or overwrites; returns true when `key` was new. `key` must not be null.
-  bool Set(const void* key, V value) {
-    if (V* v = Find(key)) {
-      *v = std::move(value);
-      return false;
-    }
-    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-    size_t i = Slot(key);
-    while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-    slots_[i].key = key;
-    slots_[i].value = std::move(value);
-    ++size_;
-    return true;
-  }
-  // Inserts only when absent; returns true when inserted.
-  bool Insert(const void* key, V value) {
-    if (Find(key) != nullptr) return false;
-    return Set(key, std::move(value));
-  }
-
- private:
-  struct Entry {
-    const void* key = nullptr;
-    V value{};
-  };
-  size_t Slot(const void* key) const {
-    return static_cast<size_t>(reinterpret_cast<uintptr_t>(key) >> 4) & mask_;
-  }
-  void Grow() {
-    std::vector<Entry> old = std::move(slots_);
-    size_t cap = old.empty() ? 64 : old.size() * 2;
-    slots_.assign(cap, Entry{});
-    mask_ = cap - 1;
-    for (Entry& e : old) {
-      if (e.key == nullptr) continue;
-      size_t i = Slot(e.key);
-      while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-      slots_[i] = std::move(e);
-    }
-  }
-  std::vector<Entry> slots_;
-  size_t size_ = 0;
-  size_t mask_ = 0;
-};
+using ir::PtrTable;
 
 struct AllocInfo {
   const ir::Var* var = nullptr;  // the LHS: the expected WindowBuffer base

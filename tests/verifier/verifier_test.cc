@@ -32,34 +32,6 @@ std::string Codes(const std::vector<Diagnostic>& diags) {
   return s;
 }
 
-// The flat address-keyed table behind the self-check's maps (host_analysis.h):
-// insert-or-overwrite, insert-if-absent, lookups across growth, colliding slots.
-TEST(VerifierPtrTable, BehavesLikeAMap) {
-  std::vector<int> objects(5000);
-  PtrTable<size_t> t;
-  EXPECT_TRUE(t.empty());
-  EXPECT_EQ(t.Find(&objects[0]), nullptr);
-  EXPECT_EQ(t.Find(nullptr), nullptr);
-  for (size_t i = 0; i < objects.size(); i += 2) EXPECT_TRUE(t.Set(&objects[i], i));
-  EXPECT_EQ(t.size(), objects.size() / 2);
-  for (size_t i = 0; i < objects.size(); ++i) {
-    const size_t* v = t.Find(&objects[i]);
-    if (i % 2 == 0) {
-      ASSERT_NE(v, nullptr);
-      EXPECT_EQ(*v, i);
-    } else {
-      EXPECT_EQ(v, nullptr);
-    }
-  }
-  EXPECT_FALSE(t.Set(&objects[0], 42));  // overwrite
-  EXPECT_EQ(*t.Find(&objects[0]), 42u);
-  EXPECT_FALSE(t.Insert(&objects[2], 7));  // present: kept
-  EXPECT_EQ(*t.Find(&objects[2]), 2u);
-  EXPECT_TRUE(t.Insert(&objects[1], 7));
-  EXPECT_EQ(*t.Find(&objects[1]), 7u);
-  EXPECT_EQ(t.size(), objects.size() / 2 + 1);
-}
-
 TEST(VerifierChecks, CodesAreUniqueSequentialAndKebab) {
   const auto& checks = AllChecks();
   ASSERT_EQ(checks.size(), static_cast<size_t>(CheckId::kCount));
