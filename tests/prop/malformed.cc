@@ -3,10 +3,13 @@
 #include <random>
 
 #include "ir/ir.h"
+#include "tests/verifier/mutators.h"
 
 namespace cds::prop {
 
 using namespace cds::ir;
+using verify::testing::BuildChain;
+using verify::testing::WithBody;
 
 namespace {
 
@@ -74,12 +77,6 @@ StmtPtr EditIn(const StmtPtr& s, const std::function<StmtPtr(const StmtPtr&)>& e
   }
 }
 
-FunctionPtr WithBody(const FunctionPtr& fn, StmtPtr body) {
-  auto c = std::make_shared<Function>(*fn);
-  c->body = std::move(body);
-  return c;
-}
-
 ProgramPtr WithFunctions(const ProgramPtr& p, std::vector<FunctionPtr> fns) {
   auto out = std::make_shared<Program>(p->name, p->dynamic_dims, std::move(fns));
   out->span = p->span;
@@ -101,16 +98,6 @@ std::vector<CommDomainScopeStmtPtr> Chain(const StmtPtr& body, StmtPtr* inner = 
   }
   if (inner) *inner = cur;
   return out;
-}
-
-StmtPtr BuildChain(const std::vector<CommDomainScopeStmtPtr>& scopes, StmtPtr inner) {
-  StmtPtr body = std::move(inner);
-  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
-    auto s = std::make_shared<CommDomainScopeStmt>(**it);
-    s->body = body;
-    body = Seq({s});
-  }
-  return body;
 }
 
 // Rebuilds the first host orchestrator with a scope chain: `f(scopes, inner)`

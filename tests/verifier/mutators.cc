@@ -11,6 +11,22 @@ namespace cds::verify::testing {
 
 using namespace cds::ir;
 
+FunctionPtr WithBody(const FunctionPtr& fn, StmtPtr body) {
+  auto copy = std::make_shared<Function>(*fn);
+  copy->body = std::move(body);
+  return copy;
+}
+
+StmtPtr BuildChain(const std::vector<CommDomainScopeStmtPtr>& scopes, StmtPtr inner) {
+  StmtPtr body = std::move(inner);
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto s = std::make_shared<CommDomainScopeStmt>(**it);
+    s->body = body;
+    body = Seq({s});
+  }
+  return body;
+}
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -39,28 +55,12 @@ std::optional<Chain> FirstChain(const ProgramPtr& p) {
   return std::nullopt;
 }
 
-StmtPtr BuildChain(const std::vector<CommDomainScopeStmtPtr>& scopes, StmtPtr inner) {
-  StmtPtr body = std::move(inner);
-  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
-    auto s = std::make_shared<CommDomainScopeStmt>(**it);
-    s->body = body;
-    body = Seq({s});
-  }
-  return body;
-}
-
 ProgramPtr ReplaceFunction(const ProgramPtr& p, const FunctionPtr& old_fn, FunctionPtr new_fn) {
   std::vector<FunctionPtr> fns = p->functions;
   for (auto& f : fns) {
     if (f == old_fn) f = new_fn;
   }
   return std::make_shared<Program>(p->name, p->dynamic_dims, std::move(fns));
-}
-
-FunctionPtr WithBody(const FunctionPtr& fn, StmtPtr body) {
-  auto copy = std::make_shared<Function>(*fn);
-  copy->body = std::move(body);
-  return copy;
 }
 
 ProgramPtr WithScopes(const ProgramPtr& p, const Chain& c,

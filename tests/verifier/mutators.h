@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/function.h"
+#include "ir/stmt.h"
 
 namespace cds::verify::testing {
 
@@ -23,5 +24,11 @@ struct Mutator {
 const std::vector<Mutator>& AllMutators();
 // The mutators whose apply() returns a program for `program`.
 std::vector<const Mutator*> ApplicableMutators(const ir::ProgramPtr& program);
+
+// Editing helpers, shared with the malformed-output mutators of tests/prop.
+// A copy of `fn` with `body`.
+ir::FunctionPtr WithBody(const ir::FunctionPtr& fn, ir::StmtPtr body);
+// `scopes` (outermost first; copied) nested around `inner`, each body a one-statement SeqStmts.
+ir::StmtPtr BuildChain(const std::vector<ir::CommDomainScopeStmtPtr>& scopes, ir::StmtPtr inner);
 
 }  // namespace cds::verify::testing
