@@ -168,6 +168,11 @@ struct HostState {
   VarTable<ExprPtr> loop_bounds;        // n = pld.world_size() / n = 4
   std::vector<CollectiveLink> links;    // source order
   size_t fresh_count = 0;               // view Vars with a fresh Var
+  // Loop-carried values whose init mentions a view (`init_values=(x[0],)`): the
+  // IterArg is a definition, so a new init means a new IterArg, and the body's
+  // uses of the old one must follow it.
+  VarTable<ExprPtr> carried;
+  size_t carried_count = 0;
 
   // Fused walk (see HostWalker): the tables are still growing while they are
   // read, so every lookup of the scan and the retype that finds nothing records
@@ -422,12 +427,12 @@ class Scanner {
   // thrown: a dead alloc found later in the walk must still be reported first.
   void ScanStmt(const ir::Stmt& s) {
     if (!st_.fused) {
-      detail::ForEachStmtExpr(s, [this](const ExprPtr& e) { Scan(e); });
+      ScanStmtExprs(s);
       return;
     }
     if (error_) return;
     try {
-      detail::ForEachStmtExpr(s, [this](const ExprPtr& e) { Scan(e); });
+      ScanStmtExprs(s);
     } catch (const ValueError&) {
       error_ = std::current_exception();
     }
@@ -443,6 +448,40 @@ class Scanner {
   }
 
  private:
+  void ScanStmtExprs(const ir::Stmt& s) {
+    detail::ForEachStmtExpr(s, [this](const ExprPtr& e) { Scan(e); });
+    if (s.kind() == NodeKind::kForStmt) RejectCarriedViews(static_cast<const ir::ForStmt&>(s));
+  }
+
+  // A view seeding a loop-carried value would give the IterArg (typed like its
+  // init, also by the parser) the window's type in every iteration, although later
+  // iterations carry whatever the body yields; the pass does not guess which
+  // buffer that is (docs/pass.md). A view inside a list would retype the list.
+  void RejectCarriedViews(const ir::ForStmt& f) {
+    for (const auto& ia : f.iter_args) {
+      const Var* view_var = CarriedView(ia->init_value);
+      if (view_var == nullptr) continue;
+      const AllocInfo& alloc = st_.allocs[st_.view_alloc.Find(view_var)->alloc];
+      // The loop's span: a Var's own span is its definition, not this use.
+      throw ValueError(
+          fmt::format("window view '{}' of window buffer '{}' seeds the loop-carried value '{}' "
+                      "(init_values); a view cannot be carried by a loop",
+                      view_var->name_hint, alloc.name, ia->name_hint),
+          f.span);
+    }
+  }
+
+  const Var* CarriedView(const ExprPtr& e) {
+    if (!e) return nullptr;
+    if (e->kind() == NodeKind::kMakeTuple) {
+      for (const auto& x : static_cast<const ir::MakeTuple&>(*e).elements) {
+        if (const Var* v = CarriedView(x)) return v;
+      }
+      return nullptr;
+    }
+    return Resolve(e) ? static_cast<const Var*>(e.get()) : nullptr;
+  }
+
   void Scan(const ExprPtr& e) {
     if (!e) return;
     const NodeKind k = e->kind();
@@ -778,6 +817,9 @@ class FreshSubstituter final : public ir::IRMutator {
 
  private:
   ir::NodePtr Lookup(const VarPtr& v) {
+    if (st_.carried_count != 0) {
+      if (const ExprPtr* carried = st_.carried.Find(v.get())) return *carried;
+    }
     const ViewInfo* view = st_.view_alloc.Find(v.get());
     if (view != nullptr && view->fresh) return view->fresh;
     st_.Missed(v.get());
@@ -873,18 +915,20 @@ class ViewRetyper {
         });
       }
       case NodeKind::kForStmt: {
-        // Loop-carried init values are left to the generic mutator's rules: an
-        // IterArg is a definition and keeps its fields.
         const auto& f = static_cast<const ir::ForStmt&>(*s);
         ExprPtr a = RewriteExpr(f.start), b = RewriteExpr(f.stop), c = RewriteExpr(f.step);
+        std::vector<ir::IterArgPtr> iter_args = RewriteIterArgs(f.iter_args);
         if (scanner_ != nullptr) scanner_->EnterFor(f);
         StmtPtr body = Rewrite(f.body);
         if (scanner_ != nullptr) scanner_->ExitLoop();
-        if (a == f.start && b == f.stop && c == f.step && body == f.body) return s;
+        if (a == f.start && b == f.stop && c == f.step && iter_args.empty() && body == f.body) {
+          return s;
+        }
         return Rebuilt(f, [&](ir::ForStmt& n) {
           n.start = a;
           n.stop = b;
           n.step = c;
+          if (!iter_args.empty()) n.iter_args = std::move(iter_args);
           n.body = body;
         });
       }
@@ -970,6 +1014,29 @@ class ViewRetyper {
     return changed;
   }
 
+  // An init value that mentions a view (never is one: the scan rejects that) gets
+  // its fresh Var; its IterArg keeps its type, since the init's type is unchanged,
+  // and is replaced in the body. Empty when no init changes.
+  std::vector<ir::IterArgPtr> RewriteIterArgs(const std::vector<ir::IterArgPtr>& iter_args) {
+    std::vector<ir::IterArgPtr> out;
+    for (size_t i = 0; i < iter_args.size(); ++i) {
+      const ir::IterArg& ia = *iter_args[i];
+      ExprPtr init = RewriteExpr(ia.init_value);
+      if (init == ia.init_value && out.empty()) continue;
+      if (out.empty()) out.assign(iter_args.begin(), iter_args.begin() + static_cast<std::ptrdiff_t>(i));
+      if (init == ia.init_value) {
+        out.push_back(iter_args[i]);
+        continue;
+      }
+      auto fresh = std::make_shared<ir::IterArg>(ia);
+      fresh->init_value = std::move(init);
+      st_.carried.Insert(&ia, fresh);
+      ++st_.carried_count;
+      out.push_back(std::move(fresh));
+    }
+    return out;
+  }
+
   // The fresh Var of a retypable Var, null if it has none.
   const ExprPtr* FreshOf(const Var* var) {
     const ViewInfo* view = st_.view_alloc.Find(var);
@@ -983,8 +1050,14 @@ class ViewRetyper {
   ExprPtr RewriteExpr(const ExprPtr& e) {
     if (!e) return e;
     switch (e->kind()) {
-      case NodeKind::kVar:
-      case NodeKind::kIterArg: {
+      case NodeKind::kIterArg:
+        if (st_.carried_count != 0) {
+          if (const ExprPtr* carried = st_.carried.Find(static_cast<const Var*>(e.get()))) {
+            return *carried;
+          }
+        }
+        [[fallthrough]];
+      case NodeKind::kVar: {
         const auto* var = static_cast<const Var*>(e.get());
         if (!IsRetypable(*var)) return e;
         const ExprPtr* fresh = FreshOf(var);
@@ -1056,7 +1129,7 @@ class ViewRetyper {
       case NodeKind::kSubscript:
       case NodeKind::kSlice: {
         // Rare around views; the generic substitution is good enough here.
-        if (st_.fresh_count == 0 && !st_.fused) return e;  // ir::Substitute's shortcut
+        if (st_.fresh_count == 0 && st_.carried_count == 0 && !st_.fused) return e;  // ir::Substitute's shortcut
         FreshSubstituter sub(st_);
         return sub.MutateExpr(e);
       }

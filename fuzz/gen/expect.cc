@@ -256,6 +256,16 @@ Expectation ComputeExpectation(const ProgramModel& m) {
                                          m.functions[d.callee].name));
       }
     }
+    // A view as a loop-carried value: rejected, since later iterations carry
+    // whatever the body yields (docs/pass.md).
+    ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
+      if (s.kind != StmtKind::kFor) return;
+      for (const SExpr& init : m.loops[s.ref].inits) {
+        if (init.kind == SExpr::Kind::kVar && m.values[init.var].kind == ValueKind::kView) {
+          e.problems.push_back(fmt::format("{}: view '{}' carried by a loop", fn, m.values[init.var].name));
+        }
+      }
+    });
     // Dead and unconsumed allocs.
     std::map<int, int> windows;
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {

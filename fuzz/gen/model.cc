@@ -661,8 +661,9 @@ class Generator {
     return 1 + sub;
   }
 
-  // 1-2 loop-carried values: an integer constant, a scalar or a tensor in scope.
-  // Views are never carried (see docs/generators.md: the pass leaves init_values alone).
+  // 1-2 loop-carried values: an integer constant, a scalar, a tensor in scope, or
+  // an element of a view (`x[k]`, whose view the pass must rewrite inside the init).
+  // A view itself is never carried: the pass rejects it (invalid kind carried_view).
   void AddIterArgs(int loop) {
     const int n = static_cast<int>(c_.Int(1, 2));
     for (int i = 0; i < n; ++i) {
@@ -670,10 +671,15 @@ class Generator {
         return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
       });
       std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+      std::vector<int> views = On(Feature::kSubscript)
+                                   ? UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; })
+                                   : std::vector<int>{};
       const int ia = NewValue(Fresh("acc"), ValueKind::kScalar);
-      const int pick = static_cast<int>(c_.Int(0, 2));
+      const int pick = static_cast<int>(c_.Int(0, views.empty() ? 2 : 3));
       SExpr init = SExpr::Const(c_.Int(0, 9));
-      if (pick == 1 && !scalars.empty()) {
+      if (pick == 3) {
+        init = SExpr::Sub(c_.Pick(views), {SExpr::Const(c_.Int(0, 7))});
+      } else if (pick == 1 && !scalars.empty()) {
         const int v = c_.Pick(scalars);
         init = SExpr::VarRef(v);
         m_.values[ia].scalar_dtype = m_.values[v].scalar_dtype;
@@ -1608,6 +1614,21 @@ class Planter {
         spec.stmt = last_id();
         spec.text_stage = spec.ir_stage = Stage::kSynthesize;
         spec.message_any_of = {"core_num"};
+        break;
+      }
+      case InvalidKind::kCarriedView: {
+        // A fresh view of a covered alloc seeds a loop-carried tensor; the pass
+        // reports the loop, whatever its body does with the carried value.
+        const int view = g_.EmitView(x, Sig({256}, DataType::kFP32));
+        const int loop = g_.NewLoop(LoopForm::kStop, 0, c_.Int(1, 4), 1, -1);
+        const int ia = g_.NewValue(g_.Fresh("acc"), ValueKind::kTensor);
+        m_.values[ia].sig = m_.values[view].sig;
+        m_.loops[loop].iter_args.push_back(ia);
+        m_.loops[loop].inits.push_back(SExpr::VarRef(view));
+        spec.stmt = g_.m_.num_stmts;  // the id EmitFor's statement gets
+        g_.EmitFor(loop, [&] { g_.EmitYield(loop); });
+        for (int r : std::vector<int>(m_.loops[loop].results)) g_.Define(r);
+        spec.message_any_of = {"cannot be carried by a loop"};
         break;
       }
       case InvalidKind::kCount: break;

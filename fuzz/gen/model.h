@@ -409,7 +409,8 @@ ProgramModel GenerateModel(Choices& choices, const GenOptions& options);
   X(DeviceRangeNegativeStart, "device_range_negative_start")              \
   X(DeviceRangeTooLarge, "device_range_too_large") /* pl.range(0, 1e5) */ \
   X(BarrierUncovered, "barrier_uncovered")     /* signal never dispatched */ \
-  X(AllReduceCoreNum, "allreduce_core_num")    /* core_num=0 or negative */
+  X(AllReduceCoreNum, "allreduce_core_num")    /* core_num=0 or negative */ \
+  X(CarriedView, "carried_view")               /* init_values=(view,) */
 
 enum class InvalidKind : uint8_t {
 #define CDS_GEN_INVALID_ENUM(N, S) k##N,

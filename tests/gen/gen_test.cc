@@ -243,6 +243,7 @@ std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
     case InvalidKind::kAllToAllVInFor:
     case InvalidKind::kAllToAllVInWhile: return {"pld.tensor.all_to_all_v("};
     case InvalidKind::kNestedAllReduce: return {"(pld.tensor.allreduce("};
+    case InvalidKind::kCarriedView: return {"for ", "init_values=("};
     default: return {"pld.tensor.allreduce("};
   }
 }
