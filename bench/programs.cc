@@ -58,7 +58,7 @@ BigProgram BuildHostProgram(int64_t statements) {
   const std::string chip = "chip_orch";
   VarPtr param = MakeVar("data", DistTensorTy(Shape({256}), DataType::kFP32));
   TypePtr chip_ret = param->type;
-  auto chip_fn = std::make_shared<Function>(
+  auto chip_fn = ir::MakeNode<Function>(
       chip, std::vector<VarPtr>{param}, std::vector<ParamDirection>{ParamDirection::kIn},
       std::vector<TypePtr>{chip_ret}, Seq({Return({param})}), FunctionType::kOrchestration);
 
@@ -129,10 +129,10 @@ BigProgram BuildHostProgram(int64_t statements) {
   out.device_sets = static_cast<int64_t>(forms_used.size());
   for (const auto& st : body) out.statements += st->kind() == NodeKind::kForStmt ? 2 : 1;
 
-  auto host = std::make_shared<Function>(
+  auto host = ir::MakeNode<Function>(
       "host_orch", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
       Seq(std::move(body)), FunctionType::kOpaque, Level::kHost, Role::kOrchestrator);
-  out.program = std::make_shared<Program>("Big", std::vector<VarPtr>{},
+  out.program = ir::MakeNode<Program>("Big", std::vector<VarPtr>{},
                                           std::vector<FunctionPtr>{chip_fn, host});
   return out;
 }

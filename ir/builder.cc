@@ -19,11 +19,11 @@ std::shared_ptr<T> WithSpan(std::shared_ptr<T> n, Span& span) {
 TypePtr ScalarTy(DataType dt) { return ScalarType::Get(dt); }
 
 TypePtr TensorTy(std::vector<ExprPtr> shape, DataType dt) {
-  return std::make_shared<const TensorType>(std::move(shape), dt);
+  return MakeNode<const TensorType>(std::move(shape), dt);
 }
 
 TypePtr DistTensorTy(std::vector<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
-  return std::make_shared<const DistributedTensorType>(std::move(shape), dt, nullptr, nullptr, std::move(wb));
+  return MakeNode<const DistributedTensorType>(std::move(shape), dt, nullptr, nullptr, std::move(wb));
 }
 
 std::vector<ExprPtr> Shape(std::initializer_list<int64_t> dims) {
@@ -33,14 +33,14 @@ std::vector<ExprPtr> Shape(std::initializer_list<int64_t> dims) {
 }
 
 VarPtr MakeVar(std::string name, TypePtr type, Span span) {
-  return WithSpan(std::make_shared<Var>(std::move(name), std::move(type)), span);
+  return WithSpan(MakeNode<Var>(std::move(name), std::move(type)), span);
 }
-ExprPtr Int(int64_t v, DataType dt, Span span) { return WithSpan(std::make_shared<ConstInt>(v, dt), span); }
-ExprPtr Float(double v, DataType dt, Span span) { return WithSpan(std::make_shared<ConstFloat>(v, dt), span); }
-ExprPtr Bool(bool v, Span span) { return WithSpan(std::make_shared<ConstBool>(v), span); }
-ExprPtr Str(std::string v, Span span) { return WithSpan(std::make_shared<ConstString>(std::move(v)), span); }
+ExprPtr Int(int64_t v, DataType dt, Span span) { return WithSpan(MakeNode<ConstInt>(v, dt), span); }
+ExprPtr Float(double v, DataType dt, Span span) { return WithSpan(MakeNode<ConstFloat>(v, dt), span); }
+ExprPtr Bool(bool v, Span span) { return WithSpan(MakeNode<ConstBool>(v), span); }
+ExprPtr Str(std::string v, Span span) { return WithSpan(MakeNode<ConstString>(std::move(v)), span); }
 ExprPtr Tuple(std::vector<ExprPtr> elements, Span span) {
-  return WithSpan(std::make_shared<MakeTuple>(std::move(elements)), span);
+  return WithSpan(MakeNode<MakeTuple>(std::move(elements)), span);
 }
 
 DataType PromoteDataTypes(BinaryOp op, DataType a, DataType b) {
@@ -76,48 +76,48 @@ ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, Span span) {
     throw ValueError(fmt::format("operator {} needs scalar operands", BinaryOpName(op)), span);
   }
   TypePtr t = ScalarTy(PromoteDataTypes(op, ta->dtype, tb->dtype));
-  return WithSpan(std::make_shared<BinaryExpr>(op, std::move(a), std::move(b), std::move(t)), span);
+  return WithSpan(MakeNode<BinaryExpr>(op, std::move(a), std::move(b), std::move(t)), span);
 }
 
 ExprPtr Unary(UnaryOp op, ExprPtr x, Span span) {
   const ScalarType* tx = ScalarOrNull(x);
   if (!tx) throw ValueError(fmt::format("operator {} needs a scalar operand", UnaryOpName(op)), span);
   TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : x->type;
-  return WithSpan(std::make_shared<UnaryExpr>(op, std::move(x), std::move(t)), span);
+  return WithSpan(MakeNode<UnaryExpr>(op, std::move(x), std::move(t)), span);
 }
 
 CallPtr MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device, TypePtr result_type,
                          Span span) {
-  auto gv = std::make_shared<GlobalVar>(std::move(callee));
+  auto gv = MakeNode<GlobalVar>(std::move(callee));
   gv->span = span;  // copied: the call below takes the span too
   ExprAttrList attrs;
   if (device) attrs.emplace_back("device", std::move(device));
-  auto call = std::make_shared<Call>(std::move(gv), std::move(args), KwargList{}, std::move(attrs),
+  auto call = MakeNode<Call>(std::move(gv), std::move(args), KwargList{}, std::move(attrs),
                                      result_type ? std::move(result_type) : UnknownType::Get());
   call->span = std::move(span);
   return call;
 }
 
 StmtPtr Assign(VarPtr var, ExprPtr value, Span span) {
-  return WithSpan(std::make_shared<AssignStmt>(std::move(var), std::move(value)), span);
+  return WithSpan(MakeNode<AssignStmt>(std::move(var), std::move(value)), span);
 }
-StmtPtr Eval(ExprPtr e, Span span) { return WithSpan(std::make_shared<EvalStmt>(std::move(e)), span); }
+StmtPtr Eval(ExprPtr e, Span span) { return WithSpan(MakeNode<EvalStmt>(std::move(e)), span); }
 StmtPtr Return(std::vector<ExprPtr> values, Span span) {
-  return WithSpan(std::make_shared<ReturnStmt>(std::move(values)), span);
+  return WithSpan(MakeNode<ReturnStmt>(std::move(values)), span);
 }
 SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, Span span) {
-  return WithSpan(std::make_shared<SeqStmts>(std::move(stmts)), span);
+  return WithSpan(MakeNode<SeqStmts>(std::move(stmts)), span);
 }
 StmtPtr For(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, Span span) {
-  return WithSpan(std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
+  return WithSpan(MakeNode<ForStmt>(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
                                             std::move(body)),
                   span);
 }
 StmtPtr While(ExprPtr cond, StmtPtr body, Span span) {
-  return WithSpan(std::make_shared<WhileStmt>(std::move(cond), std::move(body)), span);
+  return WithSpan(MakeNode<WhileStmt>(std::move(cond), std::move(body)), span);
 }
 StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, Span span) {
-  return WithSpan(std::make_shared<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
+  return WithSpan(MakeNode<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
 }
 
 std::vector<StmtPtr> Flatten(const StmtPtr& body) {

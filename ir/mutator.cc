@@ -31,7 +31,7 @@ NodePtr IRMutator::MutateWindowBuffer(const std::shared_ptr<const WindowBuffer>&
     // The name hint follows the (possibly new) base.
     auto wb = std::static_pointer_cast<const WindowBuffer>(result);
     if (wb->base && wb->name_hint != wb->base->name_hint) {
-      auto fixed = std::make_shared<WindowBuffer>(*wb);
+      auto fixed = MakeNode<WindowBuffer>(*wb);
       fixed->name_hint = wb->base->name_hint;
       result = fixed;
     }

@@ -43,7 +43,7 @@ class IRMutator {
       if (Value(value, role)) changed = true;
     });
     if (!changed) return node;
-    return std::make_shared<const T>(std::move(copy));
+    return MakeNode<const T>(std::move(copy));
   }
 
  private:

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "ir/node_arena.h"
 #include "ir/span.h"
 
 namespace cds::ir {
@@ -84,7 +85,7 @@ inline bool IsVarLikeKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeK
 //
 // Nodes have no virtual functions: dispatch goes through kind(), and a node is
 // always destroyed through the control block of the shared_ptr that created it
-// for its concrete type (make_shared / allocate_shared), which calls the right
+// for its concrete type (MakeNode / make_shared), which calls the right
 // destructor. Without a vtable pointer every node is 8 bytes smaller, which
 // matters to walks over programs too large for the cache. The destructor is
 // protected so that deleting a node through a Node* does not compile.

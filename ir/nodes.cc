@@ -18,12 +18,12 @@ std::string_view NodeKindName(NodeKind kind) {
 }
 
 std::shared_ptr<const PtrType> PtrType::Get() {
-  static const auto instance = std::make_shared<const PtrType>();
+  static const auto instance = MakeNode<const PtrType>();
   return instance;
 }
 
 std::shared_ptr<const UnknownType> UnknownType::Get() {
-  static const auto instance = std::make_shared<const UnknownType>();
+  static const auto instance = MakeNode<const UnknownType>();
   return instance;
 }
 
@@ -32,7 +32,7 @@ std::shared_ptr<const UnknownType> UnknownType::Get() {
 TypePtr ScalarType::Get(DataType dt) {
   static const auto cache = [] {
     std::vector<TypePtr> v;
-    for (DataType d : kAllDataTypes) v.push_back(std::make_shared<const ScalarType>(d));
+    for (DataType d : kAllDataTypes) v.push_back(MakeNode<const ScalarType>(d));
     return v;
   }();
   return cache[static_cast<size_t>(dt)];
@@ -52,7 +52,7 @@ static TypePtr TupleTypeOf(const std::vector<ExprPtr>& elements) {
   std::vector<TypePtr> types;
   types.reserve(elements.size());
   for (const auto& e : elements) types.push_back(e ? e->type : UnknownType::Get());
-  return std::make_shared<const TupleType>(std::move(types));
+  return MakeNode<const TupleType>(std::move(types));
 }
 
 MakeTuple::MakeTuple(std::vector<ExprPtr> e)

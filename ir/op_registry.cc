@@ -74,7 +74,7 @@ TypePtr TypeOfArg(const Args& a, size_t i) { return a[i]->type; }
 OpRegistry::OpRegistry() {
   auto add = [this](OpInfo info) {
     infos_.push_back(std::make_unique<OpInfo>(std::move(info)));
-    op_nodes_.push_back(std::make_shared<const Op>(infos_.back()->name, infos_.back().get()));
+    op_nodes_.push_back(MakeNode<const Op>(infos_.back()->name, infos_.back().get()));
   };
   add({std::string(ops::kAllocWindowBuffer), 1, 1, {"name", "dtype"}, {},
        [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
@@ -208,7 +208,7 @@ OpPtr OpRegistry::GetOp(std::string_view name) const {
   for (size_t i = 0; i < infos_.size(); ++i) {
     if (infos_[i]->name == name) return op_nodes_[i];
   }
-  return std::make_shared<const Op>(std::string(name), nullptr);
+  return MakeNode<const Op>(std::string(name), nullptr);
 }
 
 std::vector<std::string> OpRegistry::Names() const {
@@ -254,7 +254,7 @@ CallPtr MakeOpCall(std::string_view op_name, std::vector<ExprPtr> args, KwargLis
   const OpInfo* info = OpRegistry::Get().Find(op_name);
   if (!info) throw ValueError(fmt::format("unknown op '{}'", op_name), span);
   TypePtr t = CheckAndDeduce(*info, args, kwargs, span);
-  auto call = std::make_shared<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
+  auto call = MakeNode<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
                                      ExprAttrList{}, std::move(t));
   call->span = span;
   return call;
@@ -264,7 +264,7 @@ CallPtr MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args, 
                            TypePtr result_type, Span span) {
   const OpInfo* info = OpRegistry::Get().Find(op_name);
   if (info) CheckAndDeduce(*info, args, kwargs, span);
-  auto call = std::make_shared<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
+  auto call = MakeNode<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
                                      ExprAttrList{}, std::move(result_type));
   call->span = span;
   return call;

@@ -1413,7 +1413,7 @@ class Printer {
       callee_.want = fn->return_types.empty() ? TypePtr(UnknownType::Get())
                      : fn->return_types.size() == 1
                          ? fn->return_types[0]
-                         : TypePtr(std::make_shared<TupleType>(fn->return_types));
+                         : TypePtr(ir::MakeNode<TupleType>(fn->return_types));
     }
     return callee_;
   }

@@ -99,7 +99,8 @@ class PtrTable {
   };
 
   size_t Slot(const void* key) const {
-    // Nodes are at least 16-byte aligned: the low bits carry nothing.
+    // Nodes (each after its control block) are at least 16 bytes apart, so
+    // dropping the low four bits never merges two keys.
     return static_cast<size_t>(((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   void SetCapacity(size_t cap) {

@@ -233,7 +233,7 @@ bool IsWorldSizeCall(const ExprPtr& e) {
 // throw, and the order of reported errors must not change). Nobody outside the
 // pass sees a WindowBuffer before then.
 void MakeUnsizedWindowBuffer(AllocInfo& alloc) {
-  alloc.wb = std::make_shared<ir::WindowBuffer>(alloc.var(), nullptr, false, false);
+  alloc.wb = ir::MakeNode<ir::WindowBuffer>(alloc.var(), nullptr, false, false);
   alloc.wb->span = alloc.span;
 }
 
@@ -245,9 +245,9 @@ void AddFreshVar(HostState& st, const Var* var, ViewInfo& view) {
   TypePtr new_type;
 #if CDS_INJECT_BUG == 6
   // Injected: each view gets its own copy of the WindowBuffer.
-  auto type = std::make_shared<ir::DistributedTensorType>(
+  auto type = ir::MakeNode<ir::DistributedTensorType>(
       static_cast<const ir::DistributedTensorType&>(*var->type));
-  auto copy = std::make_shared<ir::WindowBuffer>(*alloc.wb);
+  auto copy = ir::MakeNode<ir::WindowBuffer>(*alloc.wb);
   alloc.copies.push_back(copy);
   type->window_buffer = std::move(copy);
   new_type = std::move(type);
@@ -255,7 +255,7 @@ void AddFreshVar(HostState& st, const Var* var, ViewInfo& view) {
   if (alloc.old_view_type == var->type.get()) {
     new_type = alloc.new_view_type;
   } else {
-    auto type = std::make_shared<ir::DistributedTensorType>(
+    auto type = ir::MakeNode<ir::DistributedTensorType>(
         static_cast<const ir::DistributedTensorType&>(*var->type));
     type->window_buffer = alloc.wb;
     new_type = std::move(type);
@@ -263,7 +263,7 @@ void AddFreshVar(HostState& st, const Var* var, ViewInfo& view) {
     alloc.new_view_type = new_type;
   }
 #endif
-  auto v = std::make_shared<Var>(var->name_hint, std::move(new_type));
+  auto v = ir::MakeNode<Var>(var->name_hint, std::move(new_type));
   v->span = var->span;
   view.fresh = std::move(v);
   ++st.fresh_count;
@@ -767,7 +767,7 @@ void MergeCoverage(HostState& st) {
 
 void BuildWindowBuffers(HostState& st) {
   for (auto& alloc : st.allocs) {
-    auto wb = std::make_shared<ir::WindowBuffer>(alloc.var(), ir::AllocSizeBytes(alloc.call()),
+    auto wb = ir::MakeNode<ir::WindowBuffer>(alloc.var(), ir::AllocSizeBytes(alloc.call()),
                                                  false, false);
     wb->span = alloc.span;
     alloc.wb = std::move(wb);
@@ -795,7 +795,7 @@ TypePtr WithoutWindow(const TypePtr& t) {
   if (!t || t->kind() != NodeKind::kDistributedTensorType) return t;
   const auto& d = static_cast<const ir::DistributedTensorType&>(*t);
   if (!d.window_buffer) return t;
-  auto copy = std::make_shared<ir::DistributedTensorType>(d);
+  auto copy = ir::MakeNode<ir::DistributedTensorType>(d);
   copy->window_buffer = nullptr;
   return copy;
 }
@@ -983,7 +983,7 @@ class ViewRetyper {
  private:
   template <typename T, typename F>
   static StmtPtr Rebuilt(const T& n, F&& edit) {
-    auto copy = std::make_shared<T>(n);
+    auto copy = ir::MakeNode<T>(n);
     edit(*copy);
     return copy;
   }
@@ -1028,7 +1028,7 @@ class ViewRetyper {
         out.push_back(iter_args[i]);
         continue;
       }
-      auto fresh = std::make_shared<ir::IterArg>(ia);
+      auto fresh = ir::MakeNode<ir::IterArg>(ia);
       fresh->init_value = std::move(init);
       st_.carried.Insert(&ia, fresh);
       ++st_.carried_count;
@@ -1069,7 +1069,7 @@ class ViewRetyper {
         const auto& c = static_cast<const Call&>(*e);
         std::shared_ptr<Call> copy;
         auto edit = [&]() -> Call& {
-          if (!copy) copy = std::make_shared<Call>(c);
+          if (!copy) copy = ir::MakeNode<Call>(c);
           return *copy;
         };
         for (size_t i = 0; i < c.args.size(); ++i) {
@@ -1102,7 +1102,7 @@ class ViewRetyper {
           elements.push_back(std::move(n));
         }
         if (elements.empty()) return e;
-        auto copy = std::make_shared<ir::MakeTuple>(std::move(elements));
+        auto copy = ir::MakeNode<ir::MakeTuple>(std::move(elements));
         copy->span = t.span;
         return copy;
       }
@@ -1112,7 +1112,7 @@ class ViewRetyper {
         const auto& b = static_cast<const ir::BinaryExpr&>(*e);
         ExprPtr lhs = RewriteExpr(b.lhs), rhs = RewriteExpr(b.rhs);
         if (lhs == b.lhs && rhs == b.rhs) return e;
-        auto copy = std::make_shared<ir::BinaryExpr>(b);
+        auto copy = ir::MakeNode<ir::BinaryExpr>(b);
         copy->lhs = std::move(lhs);
         copy->rhs = std::move(rhs);
         return copy;
@@ -1121,7 +1121,7 @@ class ViewRetyper {
         const auto& u = static_cast<const ir::UnaryExpr&>(*e);
         ExprPtr x = RewriteExpr(u.operand);
         if (x == u.operand) return e;
-        auto copy = std::make_shared<ir::UnaryExpr>(u);
+        auto copy = ir::MakeNode<ir::UnaryExpr>(u);
         copy->operand = std::move(x);
         return copy;
       }
@@ -1154,13 +1154,13 @@ class ViewRetyper {
       if ((op == ir::ops::kWindow || InPlaceSourceArg(op) >= 0) &&
           SameApartFromWindow(a.value->type, a.var->type)) {
 #if CDS_INJECT_BUG != 11
-        auto minted = std::make_shared<Call>(call);
+        auto minted = ir::MakeNode<Call>(call);
         minted->type = var->type;
         value = std::move(minted);
 #endif
       }
     }
-    auto stmt = std::make_shared<ir::AssignStmt>(std::move(var), std::move(value));
+    auto stmt = ir::MakeNode<ir::AssignStmt>(std::move(var), std::move(value));
     stmt->span = a.span;
     return stmt;
   }
@@ -1254,7 +1254,7 @@ StmtPtr WrapInScopes(const StmtPtr& body, std::vector<Domain> domains) {
   StmtPtr inner = body->kind() == NodeKind::kSeqStmts ? body : ir::Seq({body}, body->span);
   for (size_t i = domains.size(); i-- > 0;) {
     Domain& d = domains[i];
-    auto scope = std::make_shared<ir::CommDomainScopeStmt>(
+    auto scope = ir::MakeNode<ir::CommDomainScopeStmt>(
         fmt::format("comm_d{}", i), std::move(d.devices), std::move(d.slots), ir::KwargList{},
         inner);
     scope->span = d.span;
@@ -1276,7 +1276,7 @@ bool AlreadyWrapped(const StmtPtr& body) {
 
 ir::FunctionPtr Finish(const ir::FunctionPtr& f, HostState& st, const StmtPtr& body) {
   std::vector<Domain> domains = ClusterAllocs(st);
-  auto copy = std::make_shared<ir::Function>(*f);
+  auto copy = ir::MakeNode<ir::Function>(*f);
   copy->body = WrapInScopes(body, std::move(domains));
   return copy;
 }
@@ -1368,20 +1368,20 @@ ir::ProgramPtr MaterializeCommDomainScopes(const ir::ProgramPtr& program) {
   }
   for (auto& f : functions) {
     if (!stamp || !f->IsChipOrchestrator()) continue;
-    auto copy = std::make_shared<ir::Function>(*f);
+    auto copy = ir::MakeNode<ir::Function>(*f);
     for (auto& p : copy->params) {
       if (p->type->kind() != NodeKind::kDistributedTensorType) continue;
-      auto t = std::make_shared<ir::DistributedTensorType>(
+      auto t = ir::MakeNode<ir::DistributedTensorType>(
           static_cast<const ir::DistributedTensorType&>(*p->type));
       t->window_buffer = stamp;
-      p = std::make_shared<Var>(p->name_hint, std::move(t));
+      p = ir::MakeNode<Var>(p->name_hint, std::move(t));
     }
     f = std::move(copy);
   }
 #endif
   if (!changed) return program;
   auto result =
-      std::make_shared<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
+      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
   result->span = program->span;
   return result;
 }

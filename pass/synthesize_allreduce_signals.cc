@@ -73,7 +73,7 @@ class Synthesizer {
         functions.push_back(f);
         continue;
       }
-      auto copy = std::make_shared<ir::Function>(*f);
+      auto copy = ir::MakeNode<ir::Function>(*f);
       copy->body = body;
       functions.push_back(std::move(copy));
       changed = true;
@@ -81,7 +81,7 @@ class Synthesizer {
     if (!changed) return program;
     FillPending();
     auto result =
-        std::make_shared<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
+        ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
     result->span = program->span;
     return result;
   }
@@ -176,7 +176,7 @@ class Synthesizer {
       if (slots == 0) return single ? single : body;
       // A site always becomes two statements or more: it needs a SeqStmts.
       std::vector<StmtPtr> out(slots);
-      auto seq = std::make_shared<ir::SeqStmts>(std::move(out));
+      auto seq = ir::MakeNode<ir::SeqStmts>(std::move(out));
       seq->span = body->span;
       pending_.back().seq = seq.get();
       pending_.back().first = 0;
@@ -209,7 +209,7 @@ class Synthesizer {
       }
     }
     if (!changed) return body;
-    auto seq = std::make_shared<ir::SeqStmts>(std::move(out));
+    auto seq = ir::MakeNode<ir::SeqStmts>(std::move(out));
     seq->span = body->span;
     // The pendings of this level (nested levels set their own first).
     for (size_t p = first_pending; p < pending_.size(); ++p) {
@@ -220,7 +220,7 @@ class Synthesizer {
 
   template <typename T>
   static std::shared_ptr<T> CopyOf(const T& n) {
-    return std::make_shared<T>(n);
+    return ir::MakeNode<T>(n);
   }
 
   // Checks `s` and returns its replacement when one compound statement replaces it,
@@ -425,7 +425,7 @@ class Synthesizer {
     CallPtr rebuilt = ir::MakeOpCallWithType(ir::ops::kAllReduce, {call->args[0], signal},
                                              call->kwargs, call->type, sp);
     if (!call->attrs.empty()) {
-      auto with_attrs = std::make_shared<Call>(*rebuilt);
+      auto with_attrs = ir::MakeNode<Call>(*rebuilt);
       with_attrs->attrs = call->attrs;
       return with_attrs;
     }

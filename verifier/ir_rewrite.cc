@@ -14,7 +14,7 @@ VarPtr RetypingMutator::Retype(const VarPtr& v) {
   if (v->kind() == NodeKind::kVar) {
     TypePtr t = MutateType(v->type);
     if (t != v->type) {
-      auto nv = std::make_shared<Var>(*v);
+      auto nv = MakeNode<Var>(*v);
       nv->type = std::move(t);
       result = nv;
     }
@@ -23,7 +23,7 @@ VarPtr RetypingMutator::Retype(const VarPtr& v) {
     TypePtr t = MutateType(ia.type);
     ExprPtr init = MutateExpr(ia.init_value);
     if (t != ia.type || init != ia.init_value) {
-      auto nv = std::make_shared<IterArg>(ia);
+      auto nv = MakeNode<IterArg>(ia);
       nv->type = std::move(t);
       nv->init_value = std::move(init);
       result = nv;
@@ -36,7 +36,7 @@ VarPtr RetypingMutator::Retype(const VarPtr& v) {
 NodePtr WindowBufferEraser::MutateDistributedTensorType(
     const std::shared_ptr<const DistributedTensorType>& n) {
   if (!n->window_buffer) return MutateChildren(n);
-  auto copy = std::make_shared<DistributedTensorType>(*n);
+  auto copy = MakeNode<DistributedTensorType>(*n);
   copy->window_buffer = nullptr;
   return MutateChildren(std::shared_ptr<const DistributedTensorType>(std::move(copy)));
 }

@@ -140,7 +140,7 @@ ExprPtr Unsignal(const ExprPtr& e, std::unordered_map<const Var*, Triple>& pendi
   auto it = pending.find(static_cast<const Var*>(c->args[1].get()));
   if (it == pending.end() || it->second.used || it->second.core_num != CoreNum(*c)) return e;
   it->second.used = true;
-  auto copy = std::make_shared<Call>(*c);
+  auto copy = MakeNode<Call>(*c);
   copy->args.pop_back();
   return copy;
 }
@@ -165,7 +165,7 @@ class SignalStripper {
         changed |= StripTriples(stmts);
         changed |= FoldLiftedReturns(stmts);
         if (!changed) return s;
-        auto out = std::make_shared<SeqStmts>(seq);
+        auto out = MakeNode<SeqStmts>(seq);
         out->stmts = std::move(stmts);
         return out;
       }
@@ -182,7 +182,7 @@ class SignalStripper {
         StmtPtr t = Strip(x.then_body);
         StmtPtr e = Strip(x.else_body);
         if (t == x.then_body && e == x.else_body) return s;
-        auto out = std::make_shared<IfStmt>(x);
+        auto out = MakeNode<IfStmt>(x);
         out->then_body = t;
         out->else_body = e;
         return out;
@@ -198,7 +198,7 @@ class SignalStripper {
     const auto& x = static_cast<const T&>(*s);
     StmtPtr b = Strip(x.*body);
     if (b == x.*body) return s;
-    auto out = std::make_shared<T>(x);
+    auto out = MakeNode<T>(x);
     (*out).*body = b;
     return out;
   }
@@ -217,7 +217,7 @@ class SignalStripper {
       if (const AssignStmt* a = AssignOf(s)) {
         ExprPtr v = Unsignal(a->value, pending);
         if (v != a->value) {
-          auto copy = std::make_shared<AssignStmt>(*a);
+          auto copy = MakeNode<AssignStmt>(*a);
           copy->value = v;
           s = copy;
         }
@@ -225,7 +225,7 @@ class SignalStripper {
         const auto& ev = static_cast<const EvalStmt&>(*s);
         ExprPtr v = Unsignal(ev.expr, pending);
         if (v != ev.expr) {
-          auto copy = std::make_shared<EvalStmt>(ev);
+          auto copy = MakeNode<EvalStmt>(ev);
           copy->expr = v;
           s = copy;
         }
@@ -239,7 +239,7 @@ class SignalStripper {
           v = nv;
         }
         if (any) {
-          auto copy = std::make_shared<ReturnStmt>(ret);
+          auto copy = MakeNode<ReturnStmt>(ret);
           copy->values = std::move(values);
           s = copy;
         }
@@ -265,7 +265,7 @@ class SignalStripper {
     bool changed = false;
     for (size_t r = 0; r < stmts.size(); ++r) {
       if (!stmts[r] || stmts[r]->kind() != NodeKind::kReturnStmt) continue;
-      auto ret = std::make_shared<ReturnStmt>(static_cast<const ReturnStmt&>(*stmts[r]));
+      auto ret = MakeNode<ReturnStmt>(static_cast<const ReturnStmt&>(*stmts[r]));
       size_t first = r;
       while (first > 0) {
         const AssignStmt* a = AssignOf(stmts[first - 1]);
@@ -317,7 +317,7 @@ StmtPtr UnwrapScopeChain(const StmtPtr& body) {
 // Unwrapped and stripped, back-references still in place (compare with
 // FastStructuralEqual(..., ignore_window_buffers = true)).
 FunctionPtr UnwrapAndStrip(const FunctionPtr& fn) {
-  auto out = std::make_shared<Function>(*fn);
+  auto out = MakeNode<Function>(*fn);
   out->body = SignalStripper().Strip(UnwrapScopeChain(fn->body));
   return out;
 }

@@ -100,7 +100,7 @@ class DropArg final : public Walker {
     auto m = std::static_pointer_cast<const Call>(Walker::MutateCall(n));
     GlobalVarPtr g = m->Callee();
     if (!g || g->name != callee_ || index_ >= m->args.size()) return m;
-    auto c = std::make_shared<Call>(*m);
+    auto c = ir::MakeNode<Call>(*m);
     c->args.erase(c->args.begin() + static_cast<ptrdiff_t>(index_));
     return c;
   }
@@ -112,10 +112,10 @@ class DropArg final : public Walker {
 
 ProgramPtr WithBody(const ProgramPtr& p, size_t fi, StmtPtr body) {
   std::vector<FunctionPtr> fns = p->functions;
-  auto f = std::make_shared<Function>(*fns[fi]);
+  auto f = ir::MakeNode<Function>(*fns[fi]);
   f->body = std::move(body);
   fns[fi] = std::move(f);
-  auto np = std::make_shared<Program>(p->name, p->dynamic_dims, std::move(fns));
+  auto np = ir::MakeNode<Program>(p->name, p->dynamic_dims, std::move(fns));
   np->span = p->span;
   return np;
 }
@@ -127,7 +127,7 @@ ProgramPtr Replace(const ProgramPtr& p, size_t fi, const NodePtr& from, NodePtr 
 }
 
 StmtPtr MakeSeq(std::vector<StmtPtr> stmts, const Span& span) {
-  auto s = std::make_shared<SeqStmts>(std::move(stmts));
+  auto s = ir::MakeNode<SeqStmts>(std::move(stmts));
   s->span = span;
   return s;
 }
@@ -303,7 +303,7 @@ class Reducer {
     ProgramPtr base = best_;
     return DDMin(base->functions.size(), [&](const std::vector<size_t>& keep) {
       auto p =
-          std::make_shared<Program>(base->name, base->dynamic_dims, Pick(base->functions, keep));
+          ir::MakeNode<Program>(base->name, base->dynamic_dims, Pick(base->functions, keep));
       p->span = base->span;
       return Try(p);
     });
@@ -405,7 +405,7 @@ class Reducer {
         const CallPtr call = t.calls[c].second;
         bool replaced = false;
         auto attempt = [&](auto&& edit) {
-          auto copy = std::make_shared<Call>(*call);
+          auto copy = ir::MakeNode<Call>(*call);
           edit(*copy);
           return Try(Replace(best_, fi, call, copy));
         };
@@ -440,7 +440,7 @@ class Reducer {
         DropArg drop(name, i);
         std::vector<FunctionPtr> fns;
         for (size_t g = 0; g < best_->functions.size(); ++g) {
-          auto nf = std::make_shared<Function>(*best_->functions[g]);
+          auto nf = ir::MakeNode<Function>(*best_->functions[g]);
           if (nf->body) nf->body = drop.MutateStmt(nf->body);
           if (g == f) {
             nf->params.erase(nf->params.begin() + static_cast<ptrdiff_t>(i));
@@ -450,7 +450,7 @@ class Reducer {
           }
           fns.push_back(std::move(nf));
         }
-        auto p = std::make_shared<Program>(best_->name, best_->dynamic_dims, std::move(fns));
+        auto p = ir::MakeNode<Program>(best_->name, best_->dynamic_dims, std::move(fns));
         p->span = best_->span;
         if (Try(p)) {
           progress = true;
@@ -478,8 +478,8 @@ class Reducer {
         if (to->name >= from->name || to == best_->functions[fi] || !SameSignature(*from, *to)) {
           continue;  // only towards earlier names, so two functions never swap back and forth
         }
-        auto copy = std::make_shared<Call>(*call);
-        auto g = std::make_shared<GlobalVar>(to->name);
+        auto copy = ir::MakeNode<Call>(*call);
+        auto g = ir::MakeNode<GlobalVar>(to->name);
         g->span = callee->span;
         copy->op = g;
         if (Try(Replace(best_, fi, call, copy))) {
@@ -522,7 +522,7 @@ class Reducer {
         }
         bool replaced = false;
         for (int64_t x : smaller) {
-          auto nk = std::make_shared<ConstInt>(x, k->dtype);
+          auto nk = ir::MakeNode<ConstInt>(x, k->dtype);
           nk->span = k->span;
           if ((replaced = Try(Replace(best_, fi, k, nk)))) break;
         }
