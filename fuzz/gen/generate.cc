@@ -4,11 +4,15 @@
 
 namespace cds::fuzz {
 
-GeneratedProgram Finish(ProgramModel model, std::optional<InvalidSpec> invalid) {
+GeneratedProgram Finish(ProgramModel model, std::optional<InvalidSpec> invalid, bool render_text) {
   GeneratedProgram p;
   p.model = std::move(model);
   p.ir = RenderIR(p.model);
-  p.text = RenderText(p.model);
+  if (invalid) {
+    p.text = RenderText(p.model);  // GenerateInvalid assigned the lines: its spec needs one
+  } else if (render_text) {
+    p.text = AssignLines(p.model);
+  }
   p.expect = ComputeExpectation(p.model);
   p.invalid = std::move(invalid);
   return p;
@@ -20,7 +24,7 @@ GeneratedProgram GenerateFromChoices(Choices& choices, const GenOptions& options
     InvalidModel im = GenerateInvalid(choices, *invalid, options);
     return Finish(std::move(im.model), std::move(im.spec));
   }
-  return Finish(GenerateModel(choices, options));
+  return Finish(GenerateModel(choices, options), std::nullopt, options.render_text);
 }
 
 GeneratedProgram Generate(uint64_t seed, const GenOptions& options, std::optional<InvalidKind> invalid) {

@@ -20,15 +20,17 @@ namespace cds::fuzz {
 struct GeneratedProgram {
   ProgramModel model;
   ir::ProgramPtr ir;     // RenderIR(model)
-  std::string text;      // RenderText(model)
+  std::string text;      // RenderText(model); empty for a valid one when !GenOptions::render_text
   Expectation expect;    // ComputeExpectation(model); meaningful for valid programs
   std::optional<InvalidSpec> invalid;  // set for programs with a planted defect
 
   bool valid() const { return !invalid.has_value(); }
 };
 
-// Renders and computes everything for a finished model.
-GeneratedProgram Finish(ProgramModel model, std::optional<InvalidSpec> invalid = std::nullopt);
+// Renders and computes everything for a finished model (a valid model's text
+// and stmt_lines only with render_text; an invalid one always has both).
+GeneratedProgram Finish(ProgramModel model, std::optional<InvalidSpec> invalid = std::nullopt,
+                        bool render_text = true);
 
 // A valid program (or, with `invalid`, one with that planted defect) from any source.
 GeneratedProgram GenerateFromChoices(Choices& choices, const GenOptions& options = {},

@@ -1681,7 +1681,6 @@ ProgramModel GenerateModel(Choices& choices, const GenOptions& options) {
   ProgramModel m;
   Generator g(choices, options, m);
   g.Run();
-  AssignLines(m);
   return m;
 }
 

@@ -357,7 +357,7 @@ struct ProgramModel {
   std::vector<DispatchModel> dispatches;
   std::vector<CollectiveModel> collectives;
   FeatureSet enabled;            // what the swarm draw allowed
-  std::vector<int> stmt_lines;   // statement id -> 1-based line in RenderText (0: none)
+  std::vector<int> stmt_lines;   // statement id -> 1-based line in RenderText (0: none); AssignLines
   int num_stmts = 0;
 
   std::vector<int> HostFunctions() const;
@@ -380,6 +380,10 @@ struct GenOptions {
   // (swarm) unless `swarm` is false, in which case all of them are on.
   FeatureSet features = AllFeatures();
   bool swarm = true;
+  // Finish (generate.h) leaves a valid program's text and stmt_lines out when
+  // false: a fuzz target that checks the text of only some programs renders it
+  // with RenderText when it needs it, instead of paying for it on every input.
+  bool render_text = true;
 };
 
 ProgramModel GenerateModel(Choices& choices, const GenOptions& options);

@@ -337,7 +337,7 @@ class IRBuilder {
     }
     std::vector<ir::FunctionPtr> fns;
     for (const FunctionModel& f : m_.functions) fns.push_back(Function(f));
-    return std::make_shared<const ir::Program>(m_.name, std::vector<VarPtr>{}, std::move(fns));
+    return ir::MakeNode<ir::Program>(m_.name, std::vector<VarPtr>{}, std::move(fns));
   }
 
  private:
@@ -368,16 +368,16 @@ class IRBuilder {
       case SExpr::Kind::kBinary: return BinaryOf(e.op, Expr(e.operands[0]), Expr(e.operands[1]));
       case SExpr::Kind::kNeg: {
         ExprPtr x = Expr(e.operands[0]);
-        if (IsUnknown(x)) return std::make_shared<const ir::UnaryExpr>(ir::UnaryOp::kNeg, x, ir::UnknownType::Get());
+        if (IsUnknown(x)) return ir::MakeNode<ir::UnaryExpr>(ir::UnaryOp::kNeg, x, ir::UnknownType::Get());
         return ir::Unary(ir::UnaryOp::kNeg, std::move(x));
       }
       case SExpr::Kind::kSubscript: {
         std::vector<ExprPtr> idx;
         for (const SExpr& i : e.operands) idx.push_back(Expr(i));
-        return std::make_shared<const ir::Subscript>(Use(e.var), std::move(idx), ir::UnknownType::Get());
+        return ir::MakeNode<ir::Subscript>(Use(e.var), std::move(idx), ir::UnknownType::Get());
       }
       case SExpr::Kind::kSlice:
-        return std::make_shared<const ir::Slice>(Expr(e.operands[0]), Expr(e.operands[1]), Expr(e.operands[2]));
+        return ir::MakeNode<ir::Slice>(Expr(e.operands[0]), Expr(e.operands[1]), Expr(e.operands[2]));
       case SExpr::Kind::kNone: return nullptr;
     }
     return nullptr;
@@ -402,7 +402,7 @@ class IRBuilder {
       default: break;
     }
     ir::TypePtr t = logical ? ir::ScalarTy(DataType::kBool) : ir::TypePtr(ir::UnknownType::Get());
-    return std::make_shared<const ir::BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
+    return ir::MakeNode<ir::BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
   }
 
   static std::optional<ir::FunctionType> TypeOf(DeclForm d) {
@@ -440,7 +440,7 @@ class IRBuilder {
       body = Body(f.body);
       if (return_type_) ret_types.push_back(return_type_);
     }
-    return std::make_shared<const ir::Function>(f.name, std::move(params), std::move(dirs), std::move(ret_types),
+    return ir::MakeNode<ir::Function>(f.name, std::move(params), std::move(dirs), std::move(ret_types),
                                                 std::move(body), type, level, role);
   }
 
@@ -489,7 +489,7 @@ class IRBuilder {
     if (c.kind == CollKind::kAllReduce && c.args.size() > 2) {
       // The registry rejects this arity; the synthesis pass must reject it too.
       ir::TypePtr t = args[0]->type;
-      return std::make_shared<const ir::Call>(ir::OpRegistry::Get().GetOp(ir::ops::kAllReduce), std::move(args),
+      return ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp(ir::ops::kAllReduce), std::move(args),
                                               std::move(kw), ir::ExprAttrList{}, std::move(t));
     }
     return ir::MakeOpCall(CollOpName(c.kind), std::move(args), std::move(kw));
@@ -555,14 +555,14 @@ class IRBuilder {
           std::vector<ir::IterArgPtr> ias;
           for (size_t i = 0; i < l.iter_args.size(); ++i) {
             ExprPtr init = Expr(l.inits[i]);
-            auto ia = std::make_shared<const ir::IterArg>(m_.values[l.iter_args[i]].name, init->type, init);
+            auto ia = ir::MakeNode<ir::IterArg>(m_.values[l.iter_args[i]].name, init->type, init);
             vars_[l.iter_args[i]] = ia;
             ias.push_back(ia);
           }
           ir::SeqStmtsPtr body = Body(s.body);
           std::vector<VarPtr> results;
           for (size_t i = 0; i < l.results.size(); ++i) results.push_back(Def(l.results[i], ias[i]->type));
-          auto f = std::make_shared<ir::ForStmt>(std::move(var), std::move(start), std::move(stop), std::move(step),
+          auto f = ir::MakeNode<ir::ForStmt>(std::move(var), std::move(start), std::move(stop), std::move(step),
                                                  std::move(body));
           f->iter_args = std::move(ias);
           f->return_vars = std::move(results);
@@ -572,18 +572,18 @@ class IRBuilder {
           return ir::For(std::move(var), std::move(start), std::move(stop), std::move(step), Body(s.body));
         }
         const ir::ForKind kind = l.kind == LoopKind::kUnroll ? ir::ForKind::kUnroll : ir::ForKind::kParallel;
-        return std::make_shared<const ir::ForStmt>(std::move(var), std::move(start), std::move(stop),
+        return ir::MakeNode<ir::ForStmt>(std::move(var), std::move(start), std::move(stop),
                                                    std::move(step), Body(s.body), kind);
       }
       case StmtKind::kScope: {
         if (!s.flag) {
-          return std::make_shared<const ir::ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{}, ir::KwargList{},
+          return ir::MakeNode<ir::ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{}, ir::KwargList{},
                                                        nullptr, Body(s.body));
         }
         ir::KwargList kw;
         kw.emplace_back("name_hint", fmt::format("s{}", s.id));
         kw.emplace_back("tag", Expr(s.expr));
-        return std::make_shared<const ir::ScopeStmt>("pl.at", std::vector<ExprPtr>{}, std::move(kw), nullptr,
+        return ir::MakeNode<ir::ScopeStmt>("pl.at", std::vector<ExprPtr>{}, std::move(kw), nullptr,
                                                      Body(s.body));
       }
       case StmtKind::kOpaque: {
@@ -593,27 +593,27 @@ class IRBuilder {
         ir::KwargList kw;
         if (s.flag) {
           kw.emplace_back("tag", Expr(s.expr));
-          kw.emplace_back("deps", ExprPtr(std::make_shared<const ir::MakeTuple>(std::vector<ExprPtr>{Use(s.src)})));
+          kw.emplace_back("deps", ExprPtr(ir::MakeNode<ir::MakeTuple>(std::vector<ExprPtr>{Use(s.src)})));
         }
-        return ir::Eval(std::make_shared<const ir::Call>(ir::OpRegistry::Get().GetOp("pl.touch"), std::move(args),
+        return ir::Eval(ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp("pl.touch"), std::move(args),
                                                          std::move(kw), ir::ExprAttrList{}, ir::UnknownType::Get()));
       }
       case StmtKind::kUnpack: {
-        ExprPtr call = std::make_shared<const ir::Call>(
+        ExprPtr call = ir::MakeNode<ir::Call>(
             ir::OpRegistry::Get().GetOp("pl.split"), std::vector<ExprPtr>{Use(s.src), ir::Int(static_cast<int64_t>(s.defs.size()))},
             ir::KwargList{}, ir::ExprAttrList{}, ir::UnknownType::Get());
         std::vector<VarPtr> vars;
         for (int d : s.defs) vars.push_back(Def(d, ir::UnknownType::Get()));
-        return std::make_shared<const ir::UnpackAssignStmt>(std::move(vars), std::move(call));
+        return ir::MakeNode<ir::UnpackAssignStmt>(std::move(vars), std::move(call));
       }
       case StmtKind::kSubscriptAssign: {
         ExprPtr target = Expr(s.expr);
-        return std::make_shared<const ir::SubscriptAssignStmt>(std::move(target), Expr(s.expr2));
+        return ir::MakeNode<ir::SubscriptAssignStmt>(std::move(target), Expr(s.expr2));
       }
       case StmtKind::kYield: {
         std::vector<ExprPtr> values;
         for (const SExpr& y : m_.loops[s.ref].yields) values.push_back(Expr(y));
-        return std::make_shared<const ir::YieldStmt>(std::move(values));
+        return ir::MakeNode<ir::YieldStmt>(std::move(values));
       }
       case StmtKind::kWhile: {
         ExprPtr cond = Expr(s.expr);
@@ -651,12 +651,13 @@ ir::ProgramPtr RenderIR(const ProgramModel& m) { return IRBuilder(m).Build(); }
 
 std::string RenderText(const ProgramModel& m) { return TextWriter(m, nullptr).Render(); }
 
-void AssignLines(ProgramModel& m) {
+std::string AssignLines(ProgramModel& m) {
   std::vector<int> lines(static_cast<size_t>(m.num_stmts), 0);
   TextWriter w(m, &lines);
-  w.Render();
+  std::string text = w.Render();
   m.stmt_lines = std::move(lines);
   for (size_t i = 0; i < m.functions.size() && i < w.def_lines_.size(); ++i) m.functions[i].line = w.def_lines_[i];
+  return text;
 }
 
 }  // namespace cds::fuzz

@@ -15,7 +15,8 @@ namespace cds::fuzz {
 ir::ProgramPtr RenderIR(const ProgramModel& m);
 std::string RenderText(const ProgramModel& m);
 
-// Fills m.stmt_lines with each statement's 1-based line in RenderText(m).
-void AssignLines(ProgramModel& m);
+// Fills m.stmt_lines with each statement's 1-based line in RenderText(m), and
+// returns that text (it has to be rendered to count the lines).
+std::string AssignLines(ProgramModel& m);
 
 }  // namespace cds::fuzz

@@ -54,25 +54,6 @@ bool AlreadyMaterialized(const ir::Program& p) {
   return found;
 }
 
-// `x: pld.DistributedTensor[[43, 64], ...] = pld.tensor.window(b, [16, 64], ...)`
-// (or any other call), or `y: pld.DistributedTensor[[], pl.FP32] = x` with `x` of
-// unknown type: the annotation disagrees with the value's type. The parser accepts
-// it (open finding, docs/fuzzing.md) and the verifier reports CDS-V006, on the
-// input as much as on the output, so the pass is not to blame for it.
-bool HasAnnotationMismatch(const ir::Program& p) {
-  bool found = false;
-  for (const auto& f : p.functions) {
-    check::ForEachStmt(f->body, [&](const StmtPtr& s) {
-      if (found || s->kind() != NodeKind::kAssignStmt) return;
-      const auto& a = static_cast<const ir::AssignStmt&>(*s);
-      if (a.value && a.value->type && a.var->type && !ir::StructuralEqual(a.value->type, a.var->type)) {
-        found = true;
-      }
-    });
-  }
-  return found;
-}
-
 void CheckText(std::string_view text) {
   ir::ParseOptions options;
   options.filename = "<fuzz>";
@@ -104,11 +85,21 @@ void CheckText(std::string_view text) {
     if (!verify::VerifyProgram(input, fast).empty()) return;
   }
   auto diags = verify::VerifyAll(input, run.output);
-  if (!diags.empty() && HasAnnotationMismatch(*input)) {
-    // By design (docs/pass.md, step 5) the pass re-mints a view's Call type only
-    // when the written annotation agrees with it; a disagreeing annotation is
-    // left for the verifier to report as CDS-V006, so that report is expected.
-    std::erase_if(diags, [](const auto& d) { return d.code == "CDS-V006"; });
+  const auto is_v006 = [](const auto& d) { return d.code == "CDS-V006"; };
+  if (std::any_of(diags.begin(), diags.end(), is_v006)) {
+    // The parser accepts some annotations that differ from the value's type (an
+    // unknown type on either side, a scalar conversion, another window reference,
+    // a pl._dump.call's recorded type; docs/text-format.md), and by design
+    // (docs/pass.md, step 5) the pass re-mints a view's Call type only when the
+    // annotation agrees with it. Such an input has its CDS-V006 already; only more
+    // of them in the output are the pipeline's doing.
+    verify::VerifyOptions fast;
+    fast.round_trip = false;
+    const auto before = verify::VerifyProgram(input, fast);
+    if (std::count_if(before.begin(), before.end(), is_v006) >=
+        std::count_if(diags.begin(), diags.end(), is_v006)) {
+      std::erase_if(diags, is_v006);
+    }
   }
   if (!diags.empty()) {
     check::Finding(kTarget, "the verifier rejected the pipeline output",
@@ -175,7 +166,7 @@ ir::ExprPtr DeviceChoice(Rng& rng, const Context& ctx) {
 }
 
 ir::CallPtr WithDevice(const ir::Call& c, ir::ExprPtr device) {
-  auto copy = std::make_shared<ir::Call>(c);
+  auto copy = ir::MakeNode<ir::Call>(c);
   copy->attrs.erase(std::remove_if(copy->attrs.begin(), copy->attrs.end(),
                                    [](const auto& kv) { return kv.first == "device"; }),
                     copy->attrs.end());
@@ -261,7 +252,7 @@ bool MoveIntoLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   size_t i = Below(rng, s.size());
   if (i == l) return false;
   StmtPtr moved = s[i];
-  auto loop = std::make_shared<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
+  auto loop = ir::MakeNode<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
   std::vector<StmtPtr> body = ir::Flatten(loop->body);
   body.insert(Below(rng, 2) ? body.end() : body.begin(), moved);
   loop->body = ir::Seq(std::move(body), loop->body ? loop->body->span : ir::Span{});
@@ -280,7 +271,7 @@ bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   size_t l = loops[Below(rng, loops.size())];
   StmtPtr moved;
   if (s[l]->kind() == NodeKind::kForStmt) {
-    auto loop = std::make_shared<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
+    auto loop = ir::MakeNode<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
     std::vector<StmtPtr> body = ir::Flatten(loop->body);
     if (body.empty()) return false;
     size_t j = Below(rng, body.size());
@@ -289,7 +280,7 @@ bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
     loop->body = ir::Seq(std::move(body), loop->body->span);
     s[l] = loop;
   } else {
-    auto loop = std::make_shared<ir::WhileStmt>(static_cast<const ir::WhileStmt&>(*s[l]));
+    auto loop = ir::MakeNode<ir::WhileStmt>(static_cast<const ir::WhileStmt&>(*s[l]));
     std::vector<StmtPtr> body = ir::Flatten(loop->body);
     if (body.empty()) return false;
     size_t j = Below(rng, body.size());
@@ -333,7 +324,7 @@ bool ChangeLoopBound(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   }
   if (loops.empty()) return false;
   size_t l = loops[Below(rng, loops.size())];
-  auto loop = std::make_shared<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
+  auto loop = ir::MakeNode<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
   if (!loop->iter_args.empty()) return false;  // keep loop-carried forms intact
   ir::ExprPtr start, stop, step;
   RandomBounds(rng, start, stop, step);
@@ -366,7 +357,7 @@ bool RetargetArg(std::vector<StmtPtr>& s, Rng& rng, Context& ctx) {
   }
   if (calls.empty()) return false;
   size_t i = calls[Below(rng, calls.size())];
-  auto copy = std::make_shared<ir::Call>(*StmtCall(s[i]));
+  auto copy = ir::MakeNode<ir::Call>(*StmtCall(s[i]));
   size_t a = Below(rng, copy->args.size());
   if (!copy->args[a] || !ir::IsVarLikeKind(copy->args[a]->kind())) return false;
   copy->args[a] = ctx.views[Below(rng, ctx.views.size())];
@@ -397,7 +388,7 @@ bool AliasView(std::vector<StmtPtr>& s, Rng& rng, Context& ctx) {
   for (size_t j = i + 2; j < s.size(); ++j) {
     auto c = StmtCall(s[j]);
     if (!c) continue;
-    auto copy = std::make_shared<ir::Call>(*c);
+    auto copy = ir::MakeNode<ir::Call>(*c);
     bool changed = false;
     for (auto& arg : copy->args) {
       if (arg == v) {
@@ -499,7 +490,7 @@ StmtPtr EditNth(const StmtPtr& s, size_t target, size_t& counter, const Edit& ed
       StmtPtr body = EditNth(f.body, target, counter, edit, rng, ctx, done);
       ctx.loop_vars.pop_back();
       if (body == f.body) return s;
-      auto copy = std::make_shared<ir::ForStmt>(f);
+      auto copy = ir::MakeNode<ir::ForStmt>(f);
       copy->body = body;
       return copy;
     }
@@ -507,7 +498,7 @@ StmtPtr EditNth(const StmtPtr& s, size_t target, size_t& counter, const Edit& ed
       const auto& w = static_cast<const ir::WhileStmt&>(*s);
       StmtPtr body = EditNth(w.body, target, counter, edit, rng, ctx, done);
       if (body == w.body) return s;
-      auto copy = std::make_shared<ir::WhileStmt>(w);
+      auto copy = ir::MakeNode<ir::WhileStmt>(w);
       copy->body = body;
       return copy;
     }
@@ -516,7 +507,7 @@ StmtPtr EditNth(const StmtPtr& s, size_t target, size_t& counter, const Edit& ed
       StmtPtr t = EditNth(i.then_body, target, counter, edit, rng, ctx, done);
       StmtPtr e = EditNth(i.else_body, target, counter, edit, rng, ctx, done);
       if (t == i.then_body && e == i.else_body) return s;
-      auto copy = std::make_shared<ir::IfStmt>(i);
+      auto copy = ir::MakeNode<ir::IfStmt>(i);
       copy->then_body = t;
       copy->else_body = e;
       return copy;
@@ -525,7 +516,7 @@ StmtPtr EditNth(const StmtPtr& s, size_t target, size_t& counter, const Edit& ed
       const auto& sc = static_cast<const ir::ScopeStmt&>(*s);
       StmtPtr body = EditNth(sc.body, target, counter, edit, rng, ctx, done);
       if (body == sc.body) return s;
-      auto copy = std::make_shared<ir::ScopeStmt>(sc);
+      auto copy = ir::MakeNode<ir::ScopeStmt>(sc);
       copy->body = body;
       return copy;
     }
@@ -543,7 +534,7 @@ size_t CountLists(const StmtPtr& body) {
 // Flips how a function is declared, which decides whether its calls are
 // dispatches and whether it is a host orchestrator at all.
 ir::FunctionPtr Redeclare(const ir::Function& f, Rng& rng) {
-  auto copy = std::make_shared<ir::Function>(f);
+  auto copy = ir::MakeNode<ir::Function>(f);
   switch (Below(rng, 5)) {
     case 0:
       copy->func_type = ir::FunctionType::kGraph;
@@ -600,14 +591,14 @@ std::string MutateProgram(const ir::ProgramPtr& program, Rng& rng) {
       bool done = false;
       StmtPtr body = EditNth(f.body, Below(rng, lists), counter, edit, rng, ctx, done);
       if (!done) continue;
-      auto copy = std::make_shared<ir::Function>(f);
+      auto copy = ir::MakeNode<ir::Function>(f);
       copy->body = body;
       functions[h] = copy;
       break;
     }
   }
   auto mutated =
-      std::make_shared<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
+      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
   return ir::PrintProgram(mutated);
 }
 

@@ -240,6 +240,12 @@ inline std::string DescribeSpec(const InvalidSpec& spec, Stage stage) {
       InvalidKindName(spec.kind), spec.function, PassNameOf(stage), spec.line, any);
 }
 
+// fuzz_pipeline generates valid programs without their text
+// (GenOptions::render_text): only the thorough checks and a finding need it.
+inline std::string TextOf(const GeneratedProgram& p) {
+  return p.text.empty() ? RenderText(p.model) : p.text;
+}
+
 // The whole oracle for one generated program. Valid: the pipeline output
 // verifies, its scopes are the model's, and the pipeline is idempotent. Invalid:
 // the text path reports exactly the planted diagnostic (stage, line, message);
@@ -257,27 +263,28 @@ inline void CheckGenerated(std::string_view target, const GeneratedProgram& p,
     if (!p.expect.problems.empty()) {
       std::string why;
       for (const auto& s : p.expect.problems) why += s + "\n";
-      Finding(target, "generator: a valid program has expectation problems", why, p.text);
+      Finding(target, "generator: a valid program has expectation problems", why, TextOf(p));
     }
     ir::ProgramPtr input = p.ir;
     if (thorough) {
+      const std::string text = TextOf(p);
       try {
         ir::ParseOptions options;
         options.filename = "<generated>";
-        input = ir::ParseProgram(p.text, options);
+        input = ir::ParseProgram(text, options);
       } catch (const ValueError& e) {
-        Finding(target, "a valid generated program does not parse", e.Format(), p.text);
+        Finding(target, "a valid generated program does not parse", e.Format(), text);
       }
       if (!ir::StructuralEqual(input, p.ir)) {
         auto eq = ir::StructuralEqualWhere(input, p.ir);
         Finding(target, "the parsed text differs from the generator's IR",
-                eq.path + ": " + eq.reason, p.text);
+                eq.path + ": " + eq.reason, text);
       }
     }
     PipelineRun run = RunPipeline(input);
     if (run.error) {
       Finding(target, "the pipeline rejected a valid program",
-              fmt::format("in {}: {}", run.stage, run.error->Format()), p.text);
+              fmt::format("in {}: {}", run.stage, run.error->Format()), TextOf(p));
     }
     verify::VerifyOptions vopts;
     vopts.round_trip = thorough;
