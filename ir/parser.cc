@@ -1368,25 +1368,6 @@ bool Parser::AtUserAlloc() {
 
 namespace {
 
-bool DimsAgree(const ExprPtr& a, const ExprPtr& b) {
-  if (a == b) return true;
-  if (!a || !b) return false;
-  if (a->kind() == NodeKind::kConstInt && b->kind() == NodeKind::kConstInt) {
-    const auto& x = static_cast<const ConstInt&>(*a);
-    const auto& y = static_cast<const ConstInt&>(*b);
-    return x.value == y.value && x.dtype == y.dtype;
-  }
-  return StructuralEqual(a, b);
-}
-
-bool ShapesAgree(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!DimsAgree(a[i], b[i])) return false;
-  }
-  return true;
-}
-
 // Whether an annotation can be the type of a value of type `value`: false only
 // for a contradiction a reader of the text can see.
 // - Unknown on either side, at any depth, agrees with anything: it is what the
@@ -1407,19 +1388,19 @@ bool AnnotationAgrees(const TypePtr& ann, const TypePtr& value) {
     case NodeKind::kTensorType: {
       const auto& x = static_cast<const TensorType&>(*ann);
       const auto& y = static_cast<const TensorType&>(*value);
-      return x.dtype == y.dtype && ShapesAgree(x.shape, y.shape) && DimsAgree(x.memref, y.memref) &&
-             DimsAgree(x.tensor_view, y.tensor_view);
+      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
+             DimsEqual(x.tensor_view, y.tensor_view);
     }
     case NodeKind::kDistributedTensorType: {
       const auto& x = static_cast<const DistributedTensorType&>(*ann);
       const auto& y = static_cast<const DistributedTensorType&>(*value);
-      return x.dtype == y.dtype && ShapesAgree(x.shape, y.shape) && DimsAgree(x.memref, y.memref) &&
-             DimsAgree(x.tensor_view, y.tensor_view);
+      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
+             DimsEqual(x.tensor_view, y.tensor_view);
     }
     case NodeKind::kTileType: {
       const auto& x = static_cast<const TileType&>(*ann);
       const auto& y = static_cast<const TileType&>(*value);
-      return x.dtype == y.dtype && ShapesAgree(x.shape, y.shape);
+      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape);
     }
     case NodeKind::kTupleType: {
       const auto& x = static_cast<const TupleType&>(*ann);

@@ -241,4 +241,23 @@ EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs, cons
   return checker.Result(ok);
 }
 
+bool DimsEqual(const ExprPtr& a, const ExprPtr& b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  if (a->kind() == NodeKind::kConstInt && b->kind() == NodeKind::kConstInt) {
+    const auto& x = static_cast<const ConstInt&>(*a);
+    const auto& y = static_cast<const ConstInt&>(*b);
+    return x.value == y.value && x.dtype == y.dtype;
+  }
+  return StructuralEqual(a, b);
+}
+
+bool ShapesEqual(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!DimsEqual(a[i], b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace cds::ir

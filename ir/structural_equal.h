@@ -1,8 +1,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/node.h"
+#include "ir/type.h"
 
 namespace cds::ir {
 
@@ -28,5 +30,11 @@ struct EqualOptions {
 bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions& options = {});
 EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs,
                                     const EqualOptions& options = {});
+
+// A type's dims (and memref / tensor_view exprs) compared structurally: the
+// parser's annotation check and the verifier's type comparisons meet many
+// constant dims, which are decided here without the general comparer's setup.
+bool DimsEqual(const ExprPtr& a, const ExprPtr& b);
+bool ShapesEqual(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b);
 
 }  // namespace cds::ir

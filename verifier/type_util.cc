@@ -27,29 +27,6 @@ bool ContainsWindowBuffer(const TypePtr& type) {
   return false;
 }
 
-namespace {
-
-bool ExprsEqual(const ExprPtr& a, const ExprPtr& b) {
-  if (a == b) return true;
-  if (!a || !b) return false;
-  // Constant dims are the common case; skip the general comparer's bookkeeping.
-  if (a->kind() == NodeKind::kConstInt && b->kind() == NodeKind::kConstInt) {
-    const auto& x = static_cast<const ConstInt&>(*a);
-    const auto& y = static_cast<const ConstInt&>(*b);
-    return x.value == y.value && x.dtype == y.dtype;
-  }
-  return StructuralEqual(a, b);
-}
-
-bool ShapesEqual(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!ExprsEqual(a[i], b[i])) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 bool TypesAgree(const TypePtr& a, const TypePtr& b) {
   if (a == b) return true;
@@ -64,14 +41,14 @@ bool TypesAgree(const TypePtr& a, const TypePtr& b) {
       const auto& x = static_cast<const TensorType&>(*a);
       const auto& y = static_cast<const TensorType&>(*b);
       return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) &&
-             ExprsEqual(x.memref, y.memref) && ExprsEqual(x.tensor_view, y.tensor_view);
+             DimsEqual(x.memref, y.memref) && DimsEqual(x.tensor_view, y.tensor_view);
     }
     case NodeKind::kDistributedTensorType: {
       const auto& x = static_cast<const DistributedTensorType&>(*a);
       const auto& y = static_cast<const DistributedTensorType&>(*b);
       return x.window_buffer == y.window_buffer && x.dtype == y.dtype &&
-             ShapesEqual(x.shape, y.shape) && ExprsEqual(x.memref, y.memref) &&
-             ExprsEqual(x.tensor_view, y.tensor_view);
+             ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
+             DimsEqual(x.tensor_view, y.tensor_view);
     }
     case NodeKind::kTupleType: {
       const auto& x = static_cast<const TupleType&>(*a);
