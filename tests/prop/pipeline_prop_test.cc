@@ -40,21 +40,6 @@ constexpr int kRelationalCases = 400;
 constexpr int kInvalidCasesPerKind = 60;
 constexpr int kMutantCases = 100;
 
-// The generated program, its pipeline output, or a failed property.
-ir::ProgramPtr PipelineOrFail(const GeneratedProgram& p) {
-  RC_LOG() << p.text;
-  if (!p.expect.problems.empty()) {
-    RC_FAIL(FailureMessage("generator bug: a valid program has expectation problems: " +
-                               fmt::format("{}", fmt::join(p.expect.problems, "; ")),
-                           p));
-  }
-  try {
-    return RunDefaultPipeline(p.ir);
-  } catch (const ValueError& e) {
-    RC_FAIL(FailureMessage("the pipeline rejected a valid program: " + e.Format(), p));
-  }
-}
-
 // 1. The verifier's self-check accepts the output, and so does the per-pass seam
 // the pass manager uses (after each of the two passes).
 TEST(PipelineProperty, OutputPassesVerifier) {

@@ -3,8 +3,11 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <rapidcheck.h>
 
 #include "ir/dispatch.h"
+#include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "tools/driver/driver.h"
@@ -135,6 +138,20 @@ std::string FailureMessage(const std::string& what, const fuzz::GeneratedProgram
   if (!diags.empty()) s += verify::FormatDiagnostics(diags);
   s += "--- program (RenderText) ---\n" + p.text;
   return s;
+}
+
+ir::ProgramPtr PipelineOrFail(const fuzz::GeneratedProgram& p) {
+  RC_LOG() << p.text;
+  if (!p.expect.problems.empty()) {
+    RC_FAIL(FailureMessage("generator bug: a valid program has expectation problems: " +
+                               fmt::format("{}", fmt::join(p.expect.problems, "; ")),
+                           p));
+  }
+  try {
+    return RunDefaultPipeline(p.ir);
+  } catch (const ValueError& e) {
+    RC_FAIL(FailureMessage("the pipeline rejected a valid program: " + e.Format(), p));
+  }
 }
 
 }  // namespace cds::prop

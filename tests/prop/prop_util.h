@@ -54,4 +54,8 @@ ir::ProgramPtr RenamedCopy(const ir::ProgramPtr& program, const std::string& pre
 std::string FailureMessage(const std::string& what, const fuzz::GeneratedProgram& p,
                            const std::vector<verify::Diagnostic>& diags = {});
 
+// The default pipeline's output for a valid generated program, or a failed
+// property (the generator's own expectation problems, or a rejection).
+ir::ProgramPtr PipelineOrFail(const fuzz::GeneratedProgram& p);
+
 }  // namespace cds::prop

@@ -4,7 +4,6 @@
 // reparsed outputs, on inputs with planted defects and on malformed outputs.
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +24,7 @@
 #include "tests/prop/malformed.h"
 #include "tests/prop/prop_budget.h"
 #include "tests/prop/prop_gen.h"
+#include "fuzz/targets/pipeline_check.h"
 #include "tests/prop/prop_util.h"
 #include "verifier/verifier.h"
 
@@ -43,47 +43,6 @@ constexpr int kReshapedCases = 150;
 constexpr int kLargeCases = 12;
 constexpr int kInvalidVerifierCases = 15;
 constexpr int kMalformedCases = 80;
-
-ir::ProgramPtr PipelineOrFail(const GeneratedProgram& p) {
-  RC_LOG() << p.text;
-  if (!p.expect.problems.empty()) {
-    RC_FAIL(FailureMessage("generator bug: a valid program has expectation problems", p));
-  }
-  try {
-    return RunDefaultPipeline(p.ir);
-  } catch (const ValueError& e) {
-    RC_FAIL(FailureMessage("the pipeline rejected a valid program: " + e.Format(), p));
-  }
-}
-
-// f(stmt) for every statement below `s` (bodies of loops, ifs and scopes included).
-void VisitStmts(const ir::StmtPtr& s, const std::function<void(const ir::StmtPtr&)>& f) {
-  if (!s) return;
-  f(s);
-  switch (s->kind()) {
-    case ir::NodeKind::kSeqStmts:
-      for (const auto& x : static_cast<const ir::SeqStmts&>(*s).stmts) VisitStmts(x, f);
-      break;
-    case ir::NodeKind::kForStmt:
-      VisitStmts(static_cast<const ir::ForStmt&>(*s).body, f);
-      break;
-    case ir::NodeKind::kWhileStmt:
-      VisitStmts(static_cast<const ir::WhileStmt&>(*s).body, f);
-      break;
-    case ir::NodeKind::kScopeStmt:
-      VisitStmts(static_cast<const ir::ScopeStmt&>(*s).body, f);
-      break;
-    case ir::NodeKind::kCommDomainScopeStmt:
-      VisitStmts(static_cast<const ir::CommDomainScopeStmt&>(*s).body, f);
-      break;
-    case ir::NodeKind::kIfStmt:
-      VisitStmts(static_cast<const ir::IfStmt&>(*s).then_body, f);
-      VisitStmts(static_cast<const ir::IfStmt&>(*s).else_body, f);
-      break;
-    default:
-      break;
-  }
-}
 
 bool ScopesAsExpected(const ir::ProgramPtr& out, const GeneratedProgram& p, std::string* why) {
   const auto observed = ObserveScopes(out);
@@ -303,7 +262,7 @@ TEST(SynthesisProperty, DefaultCoreNumSizesSignals) {
     std::map<std::string, int64_t> got;
     for (const auto& fn : out->functions) {
       if (!fn->IsHostOrchestrator()) continue;
-      VisitStmts(fn->body, [&](const ir::StmtPtr& s) {
+      fuzz::check::ForEachStmt(fn->body, [&](const ir::StmtPtr& s) {
         if (s->kind() != ir::NodeKind::kAssignStmt) return;
         const auto& a = static_cast<const ir::AssignStmt&>(*s);
         if (a.var->name_hint.rfind("__allreduce_signal_", 0) != 0 ||
@@ -364,7 +323,7 @@ size_t CountTaggedAllReduces(const ir::ProgramPtr& program) {
   size_t n = 0;
   for (const auto& fn : program->functions) {
     if (!fn->IsHostOrchestrator()) continue;
-    VisitStmts(fn->body, [&](const ir::StmtPtr& s) {
+    fuzz::check::ForEachStmt(fn->body, [&](const ir::StmtPtr& s) {
       ir::ExprPtr v;
       if (s->kind() == ir::NodeKind::kEvalStmt) v = static_cast<const ir::EvalStmt&>(*s).expr;
       if (s->kind() == ir::NodeKind::kAssignStmt) v = static_cast<const ir::AssignStmt&>(*s).value;
