@@ -10,7 +10,7 @@ namespace {
 // Spans arrive by value: moving them in saves a reference-count round trip on
 // the shared file name per node.
 template <typename T>
-std::shared_ptr<T> WithSpan(std::shared_ptr<T> n, Span& span) {
+NodeRef<T> WithSpan(NodeRef<T> n, Span& span) {
   n->span = std::move(span);
   return n;
 }

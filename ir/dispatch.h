@@ -21,20 +21,20 @@ decltype(auto) DispatchNode(const Node& node, F&& f) {
 }
 
 template <typename T>
-std::shared_ptr<const T> As(const NodePtr& n) {
-  return std::static_pointer_cast<const T>(n);
+NodeRef<const T> As(const NodePtr& n) {
+  return PtrCast<const T>(n);
 }
 
 // Downcast helpers that check the kind; return null on mismatch.
 template <typename T>
-std::shared_ptr<const T> TryAs(const NodePtr& n, NodeKind kind) {
+NodeRef<const T> TryAs(const NodePtr& n, NodeKind kind) {
   if (!n || n->kind() != kind) return nullptr;
-  return std::static_pointer_cast<const T>(n);
+  return PtrCast<const T>(n);
 }
 
 inline VarPtr AsVar(const NodePtr& n) {
   if (!n || !IsVarLikeKind(n->kind())) return nullptr;
-  return std::static_pointer_cast<const Var>(n);
+  return PtrCast<const Var>(n);
 }
 
 }  // namespace cds::ir

@@ -31,7 +31,7 @@ class Var : public Expr {
  protected:
   Var(NodeKind kind, std::string name, TypePtr t) : Expr(kind, std::move(t)), name_hint(std::move(name)) {}
 };
-using VarPtr = std::shared_ptr<const Var>;
+using VarPtr = NodeRef<const Var>;
 
 // A loop-carried value of a ForStmt with init_values.
 class IterArg final : public Var {
@@ -44,7 +44,7 @@ class IterArg final : public Var {
                            UsualField("init_value", &IterArg::init_value));
   }
 };
-using IterArgPtr = std::shared_ptr<const IterArg>;
+using IterArgPtr = NodeRef<const IterArg>;
 
 // The back-reference object the pass builds, one per alloc. A Var subclass whose
 // name_hint is its base's; compared as a definition (mapped on first sight), so
@@ -71,7 +71,7 @@ class GlobalVar final : public Expr {
   std::string name;
   static constexpr auto Fields() { return std::make_tuple(UsualField("name", &GlobalVar::name)); }
 };
-using GlobalVarPtr = std::shared_ptr<const GlobalVar>;
+using GlobalVarPtr = NodeRef<const GlobalVar>;
 
 class ConstInt final : public Expr {
  public:
@@ -207,7 +207,7 @@ class Op final : public Node {
   const OpInfo* info;  // null for opaque ops the registry does not model
   static constexpr auto Fields() { return std::make_tuple(UsualField("name", &Op::name)); }
 };
-using OpPtr = std::shared_ptr<const Op>;
+using OpPtr = NodeRef<const Op>;
 
 // A call of an Op or (op is a GlobalVar) of another function of the program.
 // For cross-function calls `device=` lives in attrs["device"].
@@ -230,8 +230,8 @@ class Call final : public Expr {
   // The callee for cross-function calls, null for op calls.
   GlobalVarPtr Callee() const;
 };
-using CallPtr = std::shared_ptr<const Call>;
+using CallPtr = NodeRef<const Call>;
 
-using ConstIntPtr = std::shared_ptr<const ConstInt>;
+using ConstIntPtr = NodeRef<const ConstInt>;
 
 }  // namespace cds::ir

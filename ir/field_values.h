@@ -16,7 +16,7 @@ namespace cds::ir::detail {
 template <typename T>
 struct IsNodePtr : std::false_type {};
 template <typename T>
-struct IsNodePtr<std::shared_ptr<const T>> : std::is_base_of<Node, T> {};
+struct IsNodePtr<NodeRef<const T>> : std::is_base_of<Node, T> {};
 
 template <typename T>
 struct IsVector : std::false_type {};

@@ -50,7 +50,7 @@ class Function final : public Node {
   // CHIP level, (role Orchestrator or type Orchestration), and not type Graph.
   bool IsChipOrchestrator() const;
 };
-using FunctionPtr = std::shared_ptr<const Function>;
+using FunctionPtr = NodeRef<const Function>;
 
 // Functions are kept sorted by name, as PyPTO's Program keeps them: passes visit
 // them in that order.
@@ -66,6 +66,6 @@ class Program final : public Node {
   }
   FunctionPtr FindFunction(std::string_view fname) const;
 };
-using ProgramPtr = std::shared_ptr<const Program>;
+using ProgramPtr = NodeRef<const Program>;
 
 }  // namespace cds::ir

@@ -7,29 +7,29 @@ NodePtr IRMutator::MutateNode(const NodePtr& n) {
   switch (n->kind()) {
 #define CDS_MUTATE_CASE(N) \
   case NodeKind::k##N:     \
-    return Mutate##N(std::static_pointer_cast<const N>(n));
+    return Mutate##N(PtrCast<const N>(n));
     CDS_ALL_NODES(CDS_MUTATE_CASE)
 #undef CDS_MUTATE_CASE
   }
   return n;
 }
 
-ExprPtr IRMutator::MutateExpr(const ExprPtr& e) { return std::static_pointer_cast<const Expr>(MutateNode(e)); }
-StmtPtr IRMutator::MutateStmt(const StmtPtr& s) { return std::static_pointer_cast<const Stmt>(MutateNode(s)); }
-TypePtr IRMutator::MutateType(const TypePtr& t) { return std::static_pointer_cast<const Type>(MutateNode(t)); }
+ExprPtr IRMutator::MutateExpr(const ExprPtr& e) { return PtrCast<const Expr>(MutateNode(e)); }
+StmtPtr IRMutator::MutateStmt(const StmtPtr& s) { return PtrCast<const Stmt>(MutateNode(s)); }
+TypePtr IRMutator::MutateType(const TypePtr& t) { return PtrCast<const Type>(MutateNode(t)); }
 
 // Uses of Vars are leaves: identity is the point, so they are never rebuilt.
-NodePtr IRMutator::MutateVar(const std::shared_ptr<const Var>& n) { return n; }
-NodePtr IRMutator::MutateIterArg(const std::shared_ptr<const IterArg>& n) { return n; }
-NodePtr IRMutator::MutateOp(const std::shared_ptr<const Op>& n) { return n; }
+NodePtr IRMutator::MutateVar(const NodeRef<const Var>& n) { return n; }
+NodePtr IRMutator::MutateIterArg(const NodeRef<const IterArg>& n) { return n; }
+NodePtr IRMutator::MutateOp(const NodeRef<const Op>& n) { return n; }
 
-NodePtr IRMutator::MutateWindowBuffer(const std::shared_ptr<const WindowBuffer>& n) {
+NodePtr IRMutator::MutateWindowBuffer(const NodeRef<const WindowBuffer>& n) {
   auto it = window_memo_.find(n.get());
   if (it != window_memo_.end()) return it->second;
   NodePtr result = MutateChildren(n);
   if (result != n) {
     // The name hint follows the (possibly new) base.
-    auto wb = std::static_pointer_cast<const WindowBuffer>(result);
+    auto wb = PtrCast<const WindowBuffer>(result);
     if (wb->base && wb->name_hint != wb->base->name_hint) {
       auto fixed = MakeNode<WindowBuffer>(*wb);
       fixed->name_hint = wb->base->name_hint;
@@ -41,7 +41,7 @@ NodePtr IRMutator::MutateWindowBuffer(const std::shared_ptr<const WindowBuffer>&
 }
 
 #define CDS_MUTATE_DEFAULT(N) \
-  NodePtr IRMutator::Mutate##N(const std::shared_ptr<const N>& n) { return MutateChildren(n); }
+  NodePtr IRMutator::Mutate##N(const NodeRef<const N>& n) { return MutateChildren(n); }
 CDS_TYPE_NODES(CDS_MUTATE_DEFAULT)
 CDS_STMT_NODES(CDS_MUTATE_DEFAULT)
 CDS_MUTATE_DEFAULT(Function)
@@ -64,8 +64,8 @@ namespace {
 class Substituter final : public IRMutator {
  public:
   explicit Substituter(const VarMap& m) : map_(m) {}
-  NodePtr MutateVar(const std::shared_ptr<const Var>& n) override { return Lookup(n); }
-  NodePtr MutateIterArg(const std::shared_ptr<const IterArg>& n) override { return Lookup(n); }
+  NodePtr MutateVar(const NodeRef<const Var>& n) override { return Lookup(n); }
+  NodePtr MutateIterArg(const NodeRef<const IterArg>& n) override { return Lookup(n); }
 
  private:
   NodePtr Lookup(const VarPtr& v) {

@@ -23,19 +23,19 @@ class IRMutator {
   TypePtr MutateType(const TypePtr& t);
   // Typed entry point for any node: MutateAs(program), MutateAs(function).
   template <typename T>
-  std::shared_ptr<const T> MutateAs(const std::shared_ptr<const T>& n) {
-    return std::static_pointer_cast<const T>(MutateNode(n));
+  NodeRef<const T> MutateAs(const NodeRef<const T>& n) {
+    return PtrCast<const T>(MutateNode(n));
   }
 
   virtual VarPtr MutateDef(const VarPtr& v) { return v; }
 
-#define CDS_MUTATE_DECL(N) virtual NodePtr Mutate##N(const std::shared_ptr<const N>& n);
+#define CDS_MUTATE_DECL(N) virtual NodePtr Mutate##N(const NodeRef<const N>& n);
   CDS_ALL_NODES(CDS_MUTATE_DECL)
 #undef CDS_MUTATE_DECL
 
  protected:
   template <typename T>
-  std::shared_ptr<const T> MutateChildren(const std::shared_ptr<const T>& node) {
+  NodeRef<const T> MutateChildren(const NodeRef<const T>& node) {
     T copy(*node);
     bool changed = false;
     ForEachMutableField(copy, [&](std::string_view, auto& value, FieldRole role) {
@@ -52,7 +52,7 @@ class IRMutator {
   bool Value(T& v, FieldRole role) {
     if constexpr (detail::IsNodePtr<T>::value) {
       if (!v) return false;
-      // Fields hold shared_ptr<const X>: strip the const so the kind checks below
+      // Fields hold NodeRef<const X>: strip the const so the kind checks below
       // compare against Var/Expr/Stmt/Type and not fall through to "same kind".
       using E = std::remove_const_t<typename T::element_type>;
       NodePtr nv;
@@ -78,7 +78,7 @@ class IRMutator {
       } else if constexpr (!std::is_same_v<E, Node>) {
         CDS_CHECK(nv->kind() == v->kind(), "mutator changed the kind of a typed field");
       }
-      v = std::static_pointer_cast<const E>(nv);
+      v = PtrCast<const E>(nv);
       return true;
     } else if constexpr (detail::IsVector<T>::value) {
       bool changed = false;

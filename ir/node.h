@@ -9,8 +9,11 @@
 // to a node cannot leave one of them behind (the class of bug behind PyPTO's
 // issues #2412 and #2446, where a type field was missing from the hash).
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <string_view>
 #include <tuple>
 
@@ -81,14 +84,17 @@ inline bool IsStmtKind(NodeKind k) { return k >= NodeKind::kAssignStmt && k <= N
 inline bool IsVarLikeKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeKind::kWindowBuffer; }
 
 // Immutable after construction by convention: nodes are shared through
-// shared_ptr<const T>; a pass builds new nodes and reuses untouched subtrees.
+// NodeRef<const T>; a pass builds new nodes and reuses untouched subtrees.
 //
 // Nodes have no virtual functions: dispatch goes through kind(), and a node is
-// always destroyed through the control block of the shared_ptr that created it
-// for its concrete type (MakeNode / make_shared), which calls the right
+// destroyed by DestroyNode, which switches on the kind to run the concrete
 // destructor. Without a vtable pointer every node is 8 bytes smaller, which
 // matters to walks over programs too large for the cache. The destructor is
 // protected so that deleting a node through a Node* does not compile.
+//
+// The reference count lives here (node_ref.h says why): with the kind and the
+// allocation flag it fills what was the padding after the span, so Node is 24
+// bytes with or without it.
 class Node {
  public:
   NodeKind kind() const { return kind_; }
@@ -97,13 +103,63 @@ class Node {
  protected:
   explicit Node(NodeKind kind) : kind_(kind) {}
   ~Node() = default;
-  Node(const Node&) = default;
-  Node& operator=(const Node&) = default;
+  // A copy is a new node: its count starts at zero and MakeNode records where
+  // it lives.
+  Node(const Node& o) : span(o.span), kind_(o.kind_) {}
+  Node& operator=(const Node& o) {
+    span = o.span;
+    kind_ = o.kind_;
+    return *this;
+  }
 
  private:
+  friend struct NodeAccess;
   NodeKind kind_;
+  bool in_arena_ = false;
+  mutable std::atomic<uint32_t> refs_{0};
 };
-using NodePtr = std::shared_ptr<const Node>;
+using NodePtr = NodeRef<const Node>;
+
+struct NodeAccess {
+  static std::atomic<uint32_t>& Refs(const Node* n) { return n->refs_; }
+  static bool InArena(const Node* n) { return n->in_arena_; }
+  static void SetInArena(Node* n) { n->in_arena_ = true; }
+};
+
+inline void RetainNode(const Node* node) noexcept {
+  NodeAccess::Refs(node).fetch_add(1, std::memory_order_relaxed);
+}
+
+inline bool ReleaseNode(const Node* node) noexcept {
+  std::atomic<uint32_t>& refs = NodeAccess::Refs(node);
+  // The sole owner may skip the atomic decrement: nobody else can add a
+  // reference without holding one. Most nodes have exactly one owner.
+  if (refs.load(std::memory_order_acquire) == 1) return true;
+  return refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+template <typename T, typename... Args>
+NodeRef<T> MakeNode(Args&&... args) {
+  using U = std::remove_cv_t<T>;
+  static_assert(std::is_base_of_v<Node, U>, "MakeNode makes IR nodes");
+  static_assert(alignof(U) <= node_arena::kMaxAlign, "node alignment too large for the arena");
+  if (!node_arena::enabled) [[unlikely]]
+    return NodeRef<T>(new U(std::forward<Args>(args)...));
+  void* mem = node_arena::Allocate(sizeof(U), alignof(U));
+  U* node;
+  try {
+    node = new (mem) U(std::forward<Args>(args)...);
+  } catch (...) {
+    node_arena::Release(mem, sizeof(U));
+    throw;
+  }
+  // NodeRef relies on the Node being at the object's address (node_ref.h,
+  // AsNode). Node classes are not standard-layout, so this cannot be a
+  // static_assert; the offset is a constant and the check folds away.
+  if (static_cast<void*>(static_cast<Node*>(node)) != mem) __builtin_trap();
+  NodeAccess::SetInArena(node);
+  return NodeRef<T>(node);
+}
 
 // ---------------------------------------------------------------------------
 // Field tables

@@ -1,7 +1,7 @@
 #pragma once
 
-// Memory for IR nodes: MakeNode<T>(args...) is make_shared<T> placed in
-// per-thread chunks (docs/ir.md, "Node memory").
+// Memory for IR nodes: MakeNode<T>(args...) places a node in per-thread
+// chunks (docs/ir.md, "Node memory").
 //
 // Why: a pass over a program of 10^6 statements is bound by the loads of its
 // nodes. From malloc, consecutive nodes land wherever the free lists had room,
@@ -12,7 +12,7 @@
 //
 // How: a chunk is kChunkBytes, aligned to its size, with a header that counts
 // its live nodes; deallocation finds the header by masking the address, so the
-// allocator is stateless and adds nothing to the shared_ptr control block.
+// allocator is stateless and a node needs no pointer back to it.
 // Nodes may die on any thread, so the count is atomic; the owning thread does
 // not touch it per node but holds a large bias until it moves on to another
 // chunk (or exits), then replaces the bias by the number of nodes it placed.
@@ -29,6 +29,8 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+
+#include "ir/node_ref.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -120,10 +122,10 @@ struct Allocator {
 };
 
 // False when the environment says CDS_NODE_ARENA=off: MakeNode is then plain
-// make_shared (one heap block per node), for A/B measurements in one binary and
+// operator new (one heap block per node), for A/B measurements in one binary and
 // for heap tools that want to see every node. Nodes made before the variable is
-// read (static initialisers) use make_shared too; both kinds mix freely, since a
-// node is freed through its own control block.
+// read (static initialisers) come from the heap too; both kinds mix freely, since
+// each node records where it came from.
 extern const bool enabled;
 
 // For tests and diagnostics.
@@ -135,13 +137,10 @@ Stats GetStats();
 
 }  // namespace node_arena
 
+// Makes a node of class T (const or not) in the thread's current chunk, or on
+// the heap when the arena is off. Defined in node.h, after Node.
 template <typename T, typename... Args>
-std::shared_ptr<T> MakeNode(Args&&... args) {
-  if (!node_arena::enabled) [[unlikely]]
-    return std::make_shared<T>(std::forward<Args>(args)...);
-  return std::allocate_shared<T>(node_arena::Allocator<std::remove_cv_t<T>>(),
-                                 std::forward<Args>(args)...);
-}
+NodeRef<T> MakeNode(Args&&... args);
 
 // Nodes made through one stream are packed together, apart from the thread's
 // other nodes (the parser keeps Function nodes apart so that sorting them stays
@@ -155,7 +154,7 @@ class NodeStream {
   NodeStream& operator=(const NodeStream&) = delete;
 
   template <typename T, typename... Args>
-  std::shared_ptr<T> Make(Args&&... args) {
+  NodeRef<T> Make(Args&&... args) {
     Redirect redirect(cursor_);
     return MakeNode<T>(std::forward<Args>(args)...);
   }

@@ -17,12 +17,31 @@ std::string_view NodeKindName(NodeKind kind) {
   return "?";
 }
 
-std::shared_ptr<const PtrType> PtrType::Get() {
+void DestroyNode(const Node* node) noexcept {
+  const bool in_arena = NodeAccess::InArena(node);
+  size_t bytes = 0;
+  switch (node->kind()) {
+#define CDS_DESTROY_ENTRY(N)            \
+  case NodeKind::k##N:                  \
+    static_cast<const N*>(node)->~N(); \
+    bytes = sizeof(N);                  \
+    break;
+    CDS_ALL_NODES(CDS_DESTROY_ENTRY)
+#undef CDS_DESTROY_ENTRY
+  }
+  void* memory = const_cast<Node*>(node);
+  if (in_arena)
+    node_arena::Release(memory, bytes);
+  else
+    ::operator delete(memory);
+}
+
+NodeRef<const PtrType> PtrType::Get() {
   static const auto instance = MakeNode<const PtrType>();
   return instance;
 }
 
-std::shared_ptr<const UnknownType> UnknownType::Get() {
+NodeRef<const UnknownType> UnknownType::Get() {
   static const auto instance = MakeNode<const UnknownType>();
   return instance;
 }
@@ -106,7 +125,7 @@ const std::string& Call::OpName() const {
 }
 
 GlobalVarPtr Call::Callee() const {
-  if (op && op->kind() == NodeKind::kGlobalVar) return std::static_pointer_cast<const GlobalVar>(op);
+  if (op && op->kind() == NodeKind::kGlobalVar) return PtrCast<const GlobalVar>(op);
   return nullptr;
 }
 

@@ -20,7 +20,7 @@ class NodeFactory {
   explicit NodeFactory(size_t /*size_hint*/) {}
 
   template <typename T, typename... Args>
-  std::shared_ptr<T> Make(Args&&... args) {
+  NodeRef<T> Make(Args&&... args) {
     return stream_.Make<T>(std::forward<Args>(args)...);
   }
 

@@ -335,11 +335,11 @@ class Parser {
   // builder's functions of the same names (ir/builder.h) and build the same nodes
   // with the same checks and messages.
   template <typename T, typename... Args>
-  std::shared_ptr<T> New(Args&&... args) {
+  NodeRef<T> New(Args&&... args) {
     return nodes_.Make<T>(std::forward<Args>(args)...);
   }
   template <typename T>
-  static std::shared_ptr<T> WithSpan(std::shared_ptr<T> n, const Span& span) {
+  static NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
     n->span = span;
     return n;
   }
@@ -2541,7 +2541,7 @@ TypePtr Parser::ParseType() {
                            r.Join()));
         }
         ExprPtr w = ParseWindowRefExpr(r.first);
-        wb = std::static_pointer_cast<const WindowBuffer>(w);
+        wb = PtrCast<const WindowBuffer>(w);
       }
       Accept(Tok::kComma);
     }

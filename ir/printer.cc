@@ -1480,15 +1480,15 @@ std::string PrintNode(const NodePtr& node) {
   if (!node) return "<null>";
   Printer p(nullptr);
   if (node->kind() == NodeKind::kProgram)
-    return PrintProgram(std::static_pointer_cast<const Program>(node));
+    return PrintProgram(PtrCast<const Program>(node));
   if (node->kind() == NodeKind::kFunction) {
     p.PrintFunction(static_cast<const Function&>(*node));
   } else if (IsStmtKind(node->kind())) {
-    p.PrintStmt(std::static_pointer_cast<const Stmt>(node), 0);
+    p.PrintStmt(PtrCast<const Stmt>(node), 0);
   } else if (IsExprKind(node->kind())) {
-    p.PrintExpr(std::static_pointer_cast<const Expr>(node), 0);
+    p.PrintExpr(PtrCast<const Expr>(node), 0);
   } else if (IsTypeKind(node->kind())) {
-    p.PrintType(std::static_pointer_cast<const Type>(node));
+    p.PrintType(PtrCast<const Type>(node));
   } else if (node->kind() == NodeKind::kOp) {
     return static_cast<const Op&>(*node).name;
   }

@@ -12,7 +12,7 @@ class Stmt : public Node {
  protected:
   using Node::Node;
 };
-using StmtPtr = std::shared_ptr<const Stmt>;
+using StmtPtr = NodeRef<const Stmt>;
 
 class AssignStmt final : public Stmt {
  public:
@@ -77,7 +77,7 @@ class SeqStmts final : public Stmt {
   std::vector<StmtPtr> stmts;
   static constexpr auto Fields() { return std::make_tuple(UsualField("stmts", &SeqStmts::stmts)); }
 };
-using SeqStmtsPtr = std::shared_ptr<const SeqStmts>;
+using SeqStmtsPtr = NodeRef<const SeqStmts>;
 
 // kParallel is PyPTO's pl.parallel(...): a range loop whose iterations may run
 // concurrently; for the passes it is a range loop like the others.
@@ -104,7 +104,7 @@ class ForStmt final : public Stmt {
                            UsualField("body", &ForStmt::body), DefField("return_vars", &ForStmt::return_vars));
   }
 };
-using ForStmtPtr = std::shared_ptr<const ForStmt>;
+using ForStmtPtr = NodeRef<const ForStmt>;
 
 class WhileStmt final : public Stmt {
  public:
@@ -163,7 +163,7 @@ class CommDomainScopeStmt final : public Stmt {
                            UsualField("body", &CommDomainScopeStmt::body));
   }
 };
-using CommDomainScopeStmtPtr = std::shared_ptr<const CommDomainScopeStmt>;
+using CommDomainScopeStmtPtr = NodeRef<const CommDomainScopeStmt>;
 
 // Any other `with` scope: `with pl.manual_scope():`, `with pl.at(level=...) as t:`.
 class ScopeStmt final : public Stmt {
@@ -183,6 +183,6 @@ class ScopeStmt final : public Stmt {
   }
 };
 
-using AssignStmtPtr = std::shared_ptr<const AssignStmt>;
+using AssignStmtPtr = NodeRef<const AssignStmt>;
 
 }  // namespace cds::ir

@@ -10,20 +10,20 @@ namespace cds::ir {
 
 class Expr;
 class WindowBuffer;
-using ExprPtr = std::shared_ptr<const Expr>;
-using WindowBufferPtr = std::shared_ptr<const WindowBuffer>;
+using ExprPtr = NodeRef<const Expr>;
+using WindowBufferPtr = NodeRef<const WindowBuffer>;
 
 class Type : public Node {
  protected:
   using Node::Node;
 };
-using TypePtr = std::shared_ptr<const Type>;
+using TypePtr = NodeRef<const Type>;
 
 class ScalarType final : public Type {
  public:
   explicit ScalarType(DataType dt) : Type(NodeKind::kScalarType), dtype(dt) {}
   // One shared instance per dtype.
-  static std::shared_ptr<const Type> Get(DataType dt);
+  static NodeRef<const Type> Get(DataType dt);
   DataType dtype;
   static constexpr auto Fields() { return std::make_tuple(UsualField("dtype", &ScalarType::dtype)); }
 };
@@ -32,7 +32,7 @@ class ScalarType final : public Type {
 class PtrType final : public Type {
  public:
   PtrType() : Type(NodeKind::kPtrType) {}
-  static std::shared_ptr<const PtrType> Get();
+  static NodeRef<const PtrType> Get();
   static constexpr auto Fields() { return std::tuple<>(); }
 };
 
@@ -40,7 +40,7 @@ class PtrType final : public Type {
 class UnknownType final : public Type {
  public:
   UnknownType() : Type(NodeKind::kUnknownType) {}
-  static std::shared_ptr<const UnknownType> Get();
+  static NodeRef<const UnknownType> Get();
   static constexpr auto Fields() { return std::tuple<>(); }
 };
 
@@ -100,8 +100,8 @@ class TupleType final : public Type {
   static constexpr auto Fields() { return std::make_tuple(UsualField("types", &TupleType::types)); }
 };
 
-using ScalarTypePtr = std::shared_ptr<const ScalarType>;
-using TensorTypePtr = std::shared_ptr<const TensorType>;
-using DistributedTensorTypePtr = std::shared_ptr<const DistributedTensorType>;
+using ScalarTypePtr = NodeRef<const ScalarType>;
+using TensorTypePtr = NodeRef<const TensorType>;
+using DistributedTensorTypePtr = NodeRef<const DistributedTensorType>;
 
 }  // namespace cds::ir

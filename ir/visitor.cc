@@ -7,7 +7,7 @@ void IRVisitor::VisitNode(const NodePtr& n) {
   switch (n->kind()) {
 #define CDS_VISIT_CASE(N)                              \
   case NodeKind::k##N:                                 \
-    Visit##N(std::static_pointer_cast<const N>(n));    \
+    Visit##N(PtrCast<const N>(n));    \
     return;
     CDS_ALL_NODES(CDS_VISIT_CASE)
 #undef CDS_VISIT_CASE
@@ -24,11 +24,11 @@ void IRVisitor::VisitDef(const VarPtr& v) {
 }
 
 // Uses of plain Vars stop here; WindowBuffers (which appear in types) are walked.
-void IRVisitor::VisitVar(const std::shared_ptr<const Var>&) {}
-void IRVisitor::VisitIterArg(const std::shared_ptr<const IterArg>&) {}
+void IRVisitor::VisitVar(const NodeRef<const Var>&) {}
+void IRVisitor::VisitIterArg(const NodeRef<const IterArg>&) {}
 
 #define CDS_VISIT_DEFAULT(N) \
-  void IRVisitor::Visit##N(const std::shared_ptr<const N>& n) { VisitChildren(*n); }
+  void IRVisitor::Visit##N(const NodeRef<const N>& n) { VisitChildren(*n); }
 CDS_TYPE_NODES(CDS_VISIT_DEFAULT)
 CDS_STMT_NODES(CDS_VISIT_DEFAULT)
 CDS_OTHER_NODES(CDS_VISIT_DEFAULT)

@@ -18,7 +18,7 @@ class IRVisitor {
   void VisitNode(const NodePtr& n);
   virtual void VisitDef(const VarPtr& v);
 
-#define CDS_VISIT_DECL(N) virtual void Visit##N(const std::shared_ptr<const N>& n);
+#define CDS_VISIT_DECL(N) virtual void Visit##N(const NodeRef<const N>& n);
   CDS_ALL_NODES(CDS_VISIT_DECL)
 #undef CDS_VISIT_DECL
 

@@ -122,13 +122,13 @@ struct AllocInfo {
   DeviceSetId dispatch_cov = DeviceSetPool::kEmpty;  // from dispatches only
   DeviceSetId inherited = DeviceSetPool::kEmpty;  // from collectives pairing it with a data/target
   DeviceSetId coverage = DeviceSetPool::kEmpty;   // merged
-  std::shared_ptr<ir::WindowBuffer> wb;  // made by this pass; shared once complete
+  ir::NodeRef<ir::WindowBuffer> wb;  // made by this pass; shared once complete
   // Fused walk: AllocSizeBytes computed while the alloc's nodes are in cache, or
   // what it threw (rethrown by SizeWindowBuffers, in alloc order as before).
   ExprPtr size;
   std::exception_ptr size_error;
 #if CDS_INJECT_BUG == 6
-  std::vector<std::shared_ptr<ir::WindowBuffer>> copies;
+  std::vector<ir::NodeRef<ir::WindowBuffer>> copies;
 #endif
 
   const VarPtr& var() const { return stmt->var; }
@@ -491,7 +491,7 @@ class Scanner {
         const std::string& callee = static_cast<const ir::GlobalVar&>(*c.op).name;
         if (chip_orchs_.Contains(callee)) Dispatch(c, callee);
       } else if (IsHostCollective(c.OpName())) {
-        Collective(std::static_pointer_cast<const Call>(e));
+        Collective(ir::PtrCast<const Call>(e));
       }
     } else if (k <= NodeKind::kConstString) {
       return;  // Var-like leaves and constants
@@ -810,8 +810,8 @@ bool SameApartFromWindow(const TypePtr& a, const TypePtr& b) {
 class FreshSubstituter final : public ir::IRMutator {
  public:
   explicit FreshSubstituter(HostState& st) : st_(st) {}
-  ir::NodePtr MutateVar(const std::shared_ptr<const Var>& n) override { return Lookup(n); }
-  ir::NodePtr MutateIterArg(const std::shared_ptr<const ir::IterArg>& n) override {
+  ir::NodePtr MutateVar(const ir::NodeRef<const Var>& n) override { return Lookup(n); }
+  ir::NodePtr MutateIterArg(const ir::NodeRef<const ir::IterArg>& n) override {
     return Lookup(n);
   }
 
@@ -1067,7 +1067,7 @@ class ViewRetyper {
         // Copy-on-first-change: most calls mention no view, and copying kwargs
         // (strings) for each of them dominated large programs.
         const auto& c = static_cast<const Call&>(*e);
-        std::shared_ptr<Call> copy;
+        ir::NodeRef<Call> copy;
         auto edit = [&]() -> Call& {
           if (!copy) copy = ir::MakeNode<Call>(c);
           return *copy;
@@ -1145,7 +1145,7 @@ class ViewRetyper {
       if (value == a.value) return s;
       return Rebuilt(a, [&](ir::AssignStmt& n) { n.value = value; });
     }
-    VarPtr var = std::static_pointer_cast<const Var>(*fresh);
+    VarPtr var = ir::PtrCast<const Var>(*fresh);
     if (value->kind() == NodeKind::kCall) {
       const auto& call = static_cast<const Call&>(*value);
       const std::string& op = call.OpName();

@@ -219,7 +219,7 @@ class Synthesizer {
   }
 
   template <typename T>
-  static std::shared_ptr<T> CopyOf(const T& n) {
+  static ir::NodeRef<T> CopyOf(const T& n) {
     return ir::MakeNode<T>(n);
   }
 

@@ -34,11 +34,11 @@ VarPtr RetypingMutator::Retype(const VarPtr& v) {
 }
 
 NodePtr WindowBufferEraser::MutateDistributedTensorType(
-    const std::shared_ptr<const DistributedTensorType>& n) {
+    const ir::NodeRef<const DistributedTensorType>& n) {
   if (!n->window_buffer) return MutateChildren(n);
   auto copy = MakeNode<DistributedTensorType>(*n);
   copy->window_buffer = nullptr;
-  return MutateChildren(std::shared_ptr<const DistributedTensorType>(std::move(copy)));
+  return MutateChildren(ir::NodeRef<const DistributedTensorType>(std::move(copy)));
 }
 
 }  // namespace cds::verify

@@ -13,8 +13,8 @@ namespace cds::verify {
 class RetypingMutator : public ir::IRMutator {
  public:
   ir::VarPtr MutateDef(const ir::VarPtr& v) override { return Retype(v); }
-  ir::NodePtr MutateVar(const std::shared_ptr<const ir::Var>& n) override { return Retype(n); }
-  ir::NodePtr MutateIterArg(const std::shared_ptr<const ir::IterArg>& n) override {
+  ir::NodePtr MutateVar(const ir::NodeRef<const ir::Var>& n) override { return Retype(n); }
+  ir::NodePtr MutateIterArg(const ir::NodeRef<const ir::IterArg>& n) override {
     return Retype(n);
   }
 
@@ -32,7 +32,7 @@ class RetypingMutator : public ir::IRMutator {
 class WindowBufferEraser : public RetypingMutator {
  public:
   ir::NodePtr MutateDistributedTensorType(
-      const std::shared_ptr<const ir::DistributedTensorType>& n) override;
+      const ir::NodeRef<const ir::DistributedTensorType>& n) override;
 };
 
 }  // namespace cds::verify

@@ -54,7 +54,7 @@ class Generator {
       s.scalars = dyn;
       fns.push_back(MakeFunction(kFunctionNames[i], s));
     }
-    return std::make_shared<const ir::Program>("P", std::move(dyn), std::move(fns));
+    return ir::MakeNode<const ir::Program>("P", std::move(dyn), std::move(fns));
   }
 
   StmtPtr Body() {
@@ -98,7 +98,7 @@ class Generator {
     if (c_.Coin()) level = static_cast<Level>(c_.Next(10));
     std::optional<Role> role;
     if (c_.Coin()) role = static_cast<Role>(c_.Next(2));
-    return std::make_shared<const ir::Function>(name, std::move(params), std::move(dirs),
+    return ir::MakeNode<const ir::Function>(name, std::move(params), std::move(dirs),
                                                 std::move(rets), Seq(std::move(stmts)), ft, level,
                                                 role);
   }
@@ -132,12 +132,12 @@ class Generator {
       case 2:
         return UnknownType::Get();
       case 3:
-        return std::make_shared<const TileType>(ShapeExprs(s), Pick(kTensorDTypes));
+        return ir::MakeNode<const TileType>(ShapeExprs(s), Pick(kTensorDTypes));
       default: {
         std::vector<TypePtr> ts;
         int n = static_cast<int>(c_.Next(3));
         for (int i = 0; i < n; ++i) ts.push_back(AnyType(s, depth + 1));
-        return std::make_shared<const TupleType>(std::move(ts));
+        return ir::MakeNode<const TupleType>(std::move(ts));
       }
     }
   }
@@ -181,7 +181,7 @@ class Generator {
         for (int i = 0; i < n; ++i) elems.push_back(Scalar(s, depth + 1));
         int64_t idx = c_.Next(static_cast<uint32_t>(n));
         ExprPtr tup = Tuple(elems);
-        return std::make_shared<const TupleGetItem>(tup, idx,
+        return ir::MakeNode<const TupleGetItem>(tup, idx,
                                                     elems[static_cast<size_t>(idx)]->type);
       }
     }
@@ -200,9 +200,9 @@ class Generator {
       case 3: {
         if (s.tensors.empty()) return Str("s" + std::to_string(c_.Next(3)));
         std::vector<ExprPtr> idx = {
-            std::make_shared<const Slice>(Int(0), Int(1 + c_.Next(8)), nullptr)};
+            ir::MakeNode<const Slice>(Int(0), Int(1 + c_.Next(8)), nullptr)};
         if (c_.Coin()) idx.push_back(Scalar(s, depth + 1));
-        return std::make_shared<const Subscript>(Pick(s.tensors), std::move(idx),
+        return ir::MakeNode<const Subscript>(Pick(s.tensors), std::move(idx),
                                                  UnknownType::Get());
       }
       default:
@@ -250,7 +250,7 @@ class Generator {
     int n = static_cast<int>(c_.Next(3));
     for (int i = 0; i < n; ++i) args.push_back(Arg(s, depth + 1));
     TypePtr t = c_.Coin() ? UnknownType::Get() : AnyType(s, depth + 1);
-    return std::make_shared<const Call>(OpRegistry::Get().GetOp(Pick(kOps)), std::move(args),
+    return ir::MakeNode<const Call>(OpRegistry::Get().GetOp(Pick(kOps)), std::move(args),
                                         Kwargs(s, depth), ExprAttrList{}, std::move(t));
   }
 
@@ -327,7 +327,7 @@ class Generator {
         int n = 1 + static_cast<int>(c_.Next(2));
         for (int i = 0; i < n; ++i) vars.push_back(Fresh("u", UnknownType::Get()));
         s.tensors.insert(s.tensors.end(), vars.begin(), vars.end());
-        return std::make_shared<const UnpackAssignStmt>(std::move(vars), call);
+        return ir::MakeNode<const UnpackAssignStmt>(std::move(vars), call);
       }
       case 18: {
         // with pl.at(...) as t:  /  with pl.manual_scope():
@@ -335,7 +335,7 @@ class Generator {
         Scope inner = s;
         if (as) inner.tensors.push_back(as);
         KwargList kw = Kwargs(s, depth);
-        return std::make_shared<const ScopeStmt>(as ? "pl.at" : "pl.manual_scope",
+        return ir::MakeNode<const ScopeStmt>(as ? "pl.at" : "pl.manual_scope",
                                                  std::vector<ExprPtr>{}, std::move(kw), as,
                                                  Block(inner, depth + 1));
       }
@@ -343,11 +343,11 @@ class Generator {
         // out[0:k] = value
         if (s.tensors.empty()) return Eval(Scalar(s, depth));
         auto target =
-            std::make_shared<const Subscript>(Pick(s.tensors),
-                                              std::vector<ExprPtr>{std::make_shared<const Slice>(
+            ir::MakeNode<const Subscript>(Pick(s.tensors),
+                                              std::vector<ExprPtr>{ir::MakeNode<const Slice>(
                                                   Int(0), Int(1 + c_.Next(4)), nullptr)},
                                               UnknownType::Get());
-        return std::make_shared<const SubscriptAssignStmt>(target, Arg(s, depth + 1));
+        return ir::MakeNode<const SubscriptAssignStmt>(target, Arg(s, depth + 1));
       }
     }
   }
@@ -366,7 +366,7 @@ class Generator {
           MakeOpCall(ops::kAllocWindowBuffer, {size}, {{"name", fmt::format("buf{}", counter_)}});
     }
     VarPtr ptr = Fresh("buf", PtrType::Get());
-    auto wb = std::make_shared<const WindowBuffer>(ptr, size, c_.Coin(), c_.Coin());
+    auto wb = ir::MakeNode<const WindowBuffer>(ptr, size, c_.Coin(), c_.Coin());
     s.allocs.push_back({ptr, size, {wb}});
     return Assign(ptr, call);
   }
@@ -386,7 +386,7 @@ class Generator {
         wb = Pick(a.windows);
         break;
       default:
-        wb = std::make_shared<const WindowBuffer>(a.ptr, a.size, a.windows[0]->load_from_host,
+        wb = ir::MakeNode<const WindowBuffer>(a.ptr, a.size, a.windows[0]->load_from_host,
                                                   a.windows[0]->store_to_host);
         a.windows.push_back(wb);
         break;
@@ -416,7 +416,7 @@ class Generator {
       for (int i = 0; i < n; ++i) {
         ExprPtr init = Scalar(s, depth + 1);
         auto ia =
-            std::make_shared<const IterArg>(fmt::format("acc{}", counter_++), init->type, init);
+            ir::MakeNode<const IterArg>(fmt::format("acc{}", counter_++), init->type, init);
         iter_args.push_back(ia);
         inner.scalars.push_back(ia);
         return_vars.push_back(Fresh("out", init->type));
@@ -427,9 +427,9 @@ class Generator {
       std::vector<ExprPtr> ys;
       for (const auto& ia : iter_args)
         ys.push_back(c_.Coin() ? ExprPtr(ia) : Scalar(inner, kMaxDepth));
-      body.push_back(std::make_shared<const YieldStmt>(std::move(ys)));
+      body.push_back(ir::MakeNode<const YieldStmt>(std::move(ys)));
     }
-    auto loop = std::make_shared<ForStmt>(lv, start, stop, step, Seq(std::move(body)),
+    auto loop = ir::MakeNode<ForStmt>(lv, start, stop, step, Seq(std::move(body)),
                                           c_.Coin() ? ForKind::kRange : ForKind::kUnroll);
     loop->iter_args = std::move(iter_args);
     loop->return_vars = return_vars;
@@ -452,7 +452,7 @@ class Generator {
       if (c_.Coin()) slots.push_back(Pick(a.windows));
     }
     KwargList attrs = Kwargs(s, depth);
-    return std::make_shared<const CommDomainScopeStmt>(fmt::format("comm_d{}", c_.Next(3)),
+    return ir::MakeNode<const CommDomainScopeStmt>(fmt::format("comm_d{}", c_.Next(3)),
                                                        std::move(devices), std::move(slots),
                                                        std::move(attrs), Block(s, depth + 1));
   }
@@ -476,7 +476,7 @@ class Copier {
   template <typename T>
   void Value(T& v) {
     if constexpr (detail::IsNodePtr<T>::value) {
-      v = std::static_pointer_cast<typename T::element_type>(Copy(v));
+      v = ir::PtrCast<typename T::element_type>(Copy(v));
     } else if constexpr (detail::IsVector<T>::value) {
       for (auto& e : v) Value(e);
     } else if constexpr (detail::IsOptional<T>::value) {
@@ -503,7 +503,7 @@ NodePtr Copier::Copy(const NodePtr& n) {
   }
   return DispatchNode(*n, [&](const auto& node) -> NodePtr {
     using T = std::decay_t<decltype(node)>;
-    auto copy = std::make_shared<T>(node);
+    auto copy = ir::MakeNode<T>(node);
     if (memoise) memo_.emplace(n.get(), copy);
     ForEachMutableField(*copy, [&](std::string_view, auto& value, FieldRole) { Value(value); });
     if constexpr (std::is_base_of_v<Var, T>) copy->name_hint = prefix_ + copy->name_hint;
@@ -560,7 +560,7 @@ class IntBumper : public IRMutator {
 
   NodePtr MutateConstInt(const ConstIntPtr& c) override {
     if (seen++ != target_) return c;
-    return std::make_shared<const ConstInt>(c->value + 1, c->dtype);
+    return ir::MakeNode<const ConstInt>(c->value + 1, c->dtype);
   }
 
  private:

@@ -81,7 +81,7 @@ TEST(TypeTest, PtrAndUnknownAreSingletons) {
 }
 
 TEST(TypeTest, TensorTypeOptionalFieldsDefaultToNull) {
-  auto t = std::static_pointer_cast<const TensorType>(TensorTy(Shape({16, 32}), DataType::kFP16));
+  auto t = ir::PtrCast<const TensorType>(TensorTy(Shape({16, 32}), DataType::kFP16));
   EXPECT_EQ(t->kind(), NodeKind::kTensorType);
   ASSERT_EQ(t->shape.size(), 2u);
   EXPECT_EQ(IntValue(t->shape[0]), 16);
@@ -98,12 +98,12 @@ TEST(TypeTest, TensorTypeOptionalFieldsDefaultToNull) {
 
 TEST(TypeTest, DistributedTensorTypeCarriesWindowBuffer) {
   auto buf = MakeVar("buf", PtrType::Get());
-  auto wb = std::make_shared<const WindowBuffer>(buf, Int(1024), false, true);
-  auto plain = std::static_pointer_cast<const DistributedTensorType>(
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(1024), false, true);
+  auto plain = ir::PtrCast<const DistributedTensorType>(
       DistTensorTy(Shape({256}), DataType::kFP32));
   EXPECT_EQ(plain->kind(), NodeKind::kDistributedTensorType);
   EXPECT_EQ(plain->window_buffer, nullptr);
-  auto bound = std::static_pointer_cast<const DistributedTensorType>(
+  auto bound = ir::PtrCast<const DistributedTensorType>(
       DistTensorTy(Shape({256}), DataType::kFP32, wb));
   EXPECT_EQ(bound->window_buffer, wb);
   EXPECT_EQ(bound->dtype, DataType::kFP32);
@@ -156,7 +156,7 @@ TEST(ExprTest, UnknownSpanPrintsPlaceholder) {
 
 TEST(ExprTest, IterArgIsAVarWithInit) {
   ExprPtr init = Int(0);
-  auto ia = std::make_shared<const IterArg>("acc", ScalarTy(DataType::kInt64), init);
+  auto ia = ir::MakeNode<const IterArg>("acc", ScalarTy(DataType::kInt64), init);
   EXPECT_EQ(ia->kind(), NodeKind::kIterArg);
   EXPECT_EQ(ia->name_hint, "acc");
   EXPECT_EQ(ia->init_value, init);
@@ -166,7 +166,7 @@ TEST(ExprTest, IterArgIsAVarWithInit) {
 TEST(ExprTest, WindowBufferTakesItsBaseName) {
   auto buf = MakeVar("buf", PtrType::Get());
   ExprPtr size = Int(1024);
-  auto wb = std::make_shared<const WindowBuffer>(buf, size, true, false);
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, size, true, false);
   EXPECT_EQ(wb->kind(), NodeKind::kWindowBuffer);
   EXPECT_EQ(wb->name_hint, "buf");
   EXPECT_EQ(wb->base, buf);
@@ -275,7 +275,7 @@ TEST(ExprTest, MakeTupleTypeIsTupleOfElementTypes) {
 
 TEST(ExprTest, TupleGetItemSliceSubscript) {
   auto pair = MakeVar(
-      "pr", std::make_shared<const TupleType>(std::vector<TypePtr>{ScalarTy(DataType::kInt8)}));
+      "pr", ir::MakeNode<const TupleType>(std::vector<TypePtr>{ScalarTy(DataType::kInt8)}));
   TupleGetItem tgi(pair, 0, ScalarTy(DataType::kInt8));
   EXPECT_EQ(tgi.kind(), NodeKind::kTupleGetItem);
   EXPECT_EQ(tgi.tuple, pair);
@@ -288,7 +288,7 @@ TEST(ExprTest, TupleGetItemSliceSubscript) {
   EXPECT_EQ(sl.type, UnknownType::Get());
 
   auto out = MakeVar("out", TensorTy(Shape({8, 64}), DataType::kFP32));
-  auto slice = std::make_shared<const Slice>(Int(0), Int(8), nullptr);
+  auto slice = ir::MakeNode<const Slice>(Int(0), Int(8), nullptr);
   Subscript sub(out, {slice, Int(3)}, UnknownType::Get());
   EXPECT_EQ(sub.kind(), NodeKind::kSubscript);
   EXPECT_EQ(sub.value, out);
@@ -364,7 +364,7 @@ TEST(StmtTest, UnpackAndSubscriptAssign) {
 
   auto out = MakeVar("out", TensorTy(Shape({8}), DataType::kFP32));
   auto target =
-      std::make_shared<const Subscript>(out, std::vector<ExprPtr>{Int(0)}, UnknownType::Get());
+      ir::MakeNode<const Subscript>(out, std::vector<ExprPtr>{Int(0)}, UnknownType::Get());
   SubscriptAssignStmt sa(target, a);
   EXPECT_EQ(sa.kind(), NodeKind::kSubscriptAssignStmt);
   EXPECT_EQ(sa.target, target);
@@ -419,7 +419,7 @@ TEST(StmtTest, FlattenSeqOrSingle) {
 
 TEST(StmtTest, CommDomainScopeAndGenericScope) {
   auto buf = MakeVar("buf", PtrType::Get());
-  auto wb = std::make_shared<const WindowBuffer>(buf, Int(64), false, false);
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(64), false, false);
   auto body = Seq({});
   CommDomainScopeStmt s("comm_d0", DeviceSet::Of({1, 0}), {wb}, {}, body);
   EXPECT_EQ(s.kind(), NodeKind::kCommDomainScopeStmt);
@@ -482,7 +482,7 @@ TEST(DeviceSetTest, ToString) {
 
 FunctionPtr Fn(std::string name, FunctionType t, std::optional<Level> level = std::nullopt,
                std::optional<Role> role = std::nullopt) {
-  return std::make_shared<const Function>(std::move(name), std::vector<VarPtr>{},
+  return ir::MakeNode<const Function>(std::move(name), std::vector<VarPtr>{},
                                           std::vector<ParamDirection>{}, std::vector<TypePtr>{},
                                           Seq({}), t, level, role);
 }

@@ -432,7 +432,7 @@ TEST_F(OpRegistryTest, TensorElementwise) {
 // --- typed calls and re-deduction -------------------------------------------
 
 TEST_F(OpRegistryTest, MakeOpCallWithTypeKeepsTheRecordedType) {
-  auto wb = std::make_shared<const WindowBuffer>(buf, Int(1024), false, false);
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(1024), false, false);
   TypePtr minted = DistTensorTy(Shape({256}), DataType::kFP32, wb);
   CallPtr c = MakeOpCallWithType(ops::kWindow, {buf, Tuple(Shape({256}))},
                                  {{"dtype", DataType::kFP32}}, minted);

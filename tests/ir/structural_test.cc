@@ -69,8 +69,8 @@ TEST(StructuralEqualTest, SpansAndNameHintsAreIgnored) {
               Assign(other, Int(3, DataType::kInt64, s2), s2));
   auto b1 = MakeVar("buf", PtrType::Get());
   auto b2 = MakeVar("other_buf", PtrType::Get());
-  ExpectEqual(std::make_shared<const WindowBuffer>(b1, Int(4), false, false),
-              std::make_shared<const WindowBuffer>(b2, Int(4), false, false));
+  ExpectEqual(ir::MakeNode<const WindowBuffer>(b1, Int(4), false, false),
+              ir::MakeNode<const WindowBuffer>(b2, Int(4), false, false));
 }
 
 TEST(StructuralEqualTest, DefinitionsMapBijectively) {
@@ -96,7 +96,7 @@ TEST(StructuralEqualTest, NullFieldsAndKinds) {
 
 TEST(StructuralEqualTest, KwargsCompareKeysValuesAndAlternatives) {
   auto call = [](KwargList kw) {
-    return std::make_shared<const Call>(OpRegistry::Get().GetOp("pl.opaque"),
+    return ir::MakeNode<const Call>(OpRegistry::Get().GetOp("pl.opaque"),
                                         std::vector<ExprPtr>{}, std::move(kw), ExprAttrList{},
                                         UnknownType::Get());
   };
@@ -126,8 +126,8 @@ struct Views {
 Views MakeViews(bool shared) {
   Views r;
   r.buf = MakeVar("buf", PtrType::Get());
-  r.wb_a = std::make_shared<const WindowBuffer>(r.buf, Int(1024), false, false);
-  r.wb_b = shared ? r.wb_a : std::make_shared<const WindowBuffer>(r.buf, Int(1024), false, false);
+  r.wb_a = ir::MakeNode<const WindowBuffer>(r.buf, Int(1024), false, false);
+  r.wb_b = shared ? r.wb_a : ir::MakeNode<const WindowBuffer>(r.buf, Int(1024), false, false);
   r.v1 = MakeVar("v1", DistTensorTy(Shape({256}), DataType::kFP32, r.wb_a));
   r.v2 = MakeVar("v2", DistTensorTy(Shape({256}), DataType::kFP32, r.wb_b));
   return r;
@@ -150,13 +150,13 @@ TEST(StructuralEqualTest, SharedWindowBufferIsNotTwoEqualLookingOnes) {
 // whose slot is a different, equal-looking WindowBuffer.
 StmtPtr ScopeWithView(bool slot_is_views_buffer) {
   auto buf = MakeVar("buf", PtrType::Get());
-  auto wb = std::make_shared<const WindowBuffer>(buf, Int(512), false, false);
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(512), false, false);
   auto slot =
-      slot_is_views_buffer ? wb : std::make_shared<const WindowBuffer>(buf, Int(512), false, false);
+      slot_is_views_buffer ? wb : ir::MakeNode<const WindowBuffer>(buf, Int(512), false, false);
   auto view = MakeVar("data", DistTensorTy(Shape({128}), DataType::kFP32, wb));
   auto call = MakeOpCallWithType(ops::kWindow, {buf, Tuple(Shape({128}))},
                                  {{"dtype", DataType::kFP32}}, view->type);
-  return std::make_shared<const CommDomainScopeStmt>(
+  return ir::MakeNode<const CommDomainScopeStmt>(
       "comm_d0", DeviceSet::All(), std::vector<WindowBufferPtr>{slot}, KwargList{},
       Seq({Assign(buf,
                   MakeOpCall(ops::kAllocWindowBuffer, {Int(512)}, {{"name", std::string("buf")}})),
@@ -174,7 +174,7 @@ TEST(StructuralEqualTest, ScopeSlotMustBeTheViewsBuffer) {
 // --- devices -----------------------------------------------------------------
 
 StmtPtr ScopeOn(DeviceSet d) {
-  return std::make_shared<const CommDomainScopeStmt>(
+  return ir::MakeNode<const CommDomainScopeStmt>(
       "comm_d0", std::move(d), std::vector<WindowBufferPtr>{}, KwargList{}, Seq({}));
 }
 
@@ -197,7 +197,7 @@ FunctionPtr Fn(std::string name, std::vector<VarPtr> params, StmtPtr body,
                std::optional<Level> level, std::optional<Role> role,
                FunctionType t = FunctionType::kOpaque) {
   std::vector<ParamDirection> dirs(params.size(), ParamDirection::kIn);
-  return std::make_shared<const Function>(std::move(name), std::move(params), std::move(dirs),
+  return ir::MakeNode<const Function>(std::move(name), std::move(params), std::move(dirs),
                                           std::vector<TypePtr>{}, std::move(body), t, level, role);
 }
 
@@ -242,7 +242,7 @@ ProgramPtr PathProgram(ExprPtr last_arg, DataType view_dtype = DataType::kFP32,
   auto buf = MakeVar("buf", PtrType::Get());
   auto data = MakeVar("data", DistTensorTy(Shape({256}), view_dtype));
   auto r = MakeVar("r", UnknownType::Get());
-  auto opaque = std::make_shared<const Call>(OpRegistry::Get().GetOp("pl.opaque"),
+  auto opaque = ir::MakeNode<const Call>(OpRegistry::Get().GetOp("pl.opaque"),
                                              std::vector<ExprPtr>{data, std::move(last_arg)},
                                              KwargList{}, ExprAttrList{}, UnknownType::Get());
   auto host = Fn("host_orch", {},
@@ -253,7 +253,7 @@ ProgramPtr PathProgram(ExprPtr last_arg, DataType view_dtype = DataType::kFP32,
                       Eval(MakeFunctionCall("chip_orch", {data}, Int(device), cp->type)),
                       Assign(r, opaque), Return({Int(0)})}),
                  Level::kHost, Role::kOrchestrator);
-  return std::make_shared<const Program>("P", std::vector<VarPtr>{},
+  return ir::MakeNode<const Program>("P", std::vector<VarPtr>{},
                                          std::vector<FunctionPtr>{host, chip});
 }
 
@@ -296,7 +296,7 @@ TEST(StructuralEqualWhereTest, PathIntoADeviceAttr) {
 
 TEST(StructuralEqualWhereTest, PathToAMissingFunction) {
   ProgramPtr full = PathProgram(Int(1));
-  auto only_host = std::make_shared<const Program>(
+  auto only_host = ir::MakeNode<const Program>(
       "P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{full->FindFunction("host_orch")});
   EqualityResult r = StructuralEqualWhere(full, only_host);
   EXPECT_EQ(r.path, "functions");

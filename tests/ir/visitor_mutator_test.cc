@@ -48,7 +48,7 @@ TEST(VisitorTest, DefsUsesAndChildOrder) {
   auto body = Seq({Assign(x, Add(p, Int(1))),
                    For(i, Int(0), x, Int(1), Seq({Assign(y, Mul(i, Int(2)))})), Return({x})});
   auto fn =
-      std::make_shared<const Function>("f", std::vector<VarPtr>{p}, std::vector<ParamDirection>{},
+      ir::MakeNode<const Function>("f", std::vector<VarPtr>{p}, std::vector<ParamDirection>{},
                                        std::vector<TypePtr>{x->type}, body, FunctionType::kOpaque);
   Recorder r;
   r.VisitNode(fn);
@@ -69,12 +69,12 @@ TEST(VisitorTest, TypesAreWalkedAtDefinitionsOnly) {
 
 TEST(VisitorTest, IterArgDefinitionWalksItsInit) {
   auto a = MakeVar("a", ScalarTy(DataType::kInt64));
-  auto acc = std::make_shared<const IterArg>("acc", ScalarTy(DataType::kInt64), a);
+  auto acc = ir::MakeNode<const IterArg>("acc", ScalarTy(DataType::kInt64), a);
   auto i = MakeVar("i", ScalarTy(DataType::kIndex));
   auto out = MakeVar("out", ScalarTy(DataType::kInt64));
-  auto loop = std::make_shared<ForStmt>(
+  auto loop = ir::MakeNode<ForStmt>(
       i, Int(0), Int(3), Int(1),
-      Seq({std::make_shared<const YieldStmt>(std::vector<ExprPtr>{acc})}));
+      Seq({ir::MakeNode<const YieldStmt>(std::vector<ExprPtr>{acc})}));
   loop->iter_args = {acc};
   loop->return_vars = {out};
   Recorder r;
@@ -85,11 +85,11 @@ TEST(VisitorTest, IterArgDefinitionWalksItsInit) {
 
 TEST(VisitorTest, WindowBuffersInTypesAndSlotsAreVisited) {
   auto buf = MakeVar("buf", PtrType::Get());
-  auto wb = std::make_shared<const WindowBuffer>(buf, Int(64), false, false);
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(64), false, false);
   auto view = MakeVar("v", DistTensorTy(Shape({16}), DataType::kFP32, wb));
   auto call = MakeOpCallWithType(ops::kWindow, {buf, Tuple(Shape({16}))},
                                  {{"dtype", DataType::kFP32}}, view->type);
-  auto scope = std::make_shared<const CommDomainScopeStmt>("comm_d0", DeviceSet::All(),
+  auto scope = ir::MakeNode<const CommDomainScopeStmt>("comm_d0", DeviceSet::All(),
                                                            std::vector<WindowBufferPtr>{wb},
                                                            KwargList{}, Seq({Assign(view, call)}));
   Recorder r;
@@ -110,11 +110,11 @@ TEST(VisitorTest, ProgramVisitsFunctionsInNameOrder) {
     }
   } v;
   auto mk = [](std::string n) {
-    return std::make_shared<const Function>(std::move(n), std::vector<VarPtr>{},
+    return ir::MakeNode<const Function>(std::move(n), std::vector<VarPtr>{},
                                             std::vector<ParamDirection>{}, std::vector<TypePtr>{},
                                             Seq({}), FunctionType::kOpaque);
   };
-  v.VisitNode(std::make_shared<const Program>("P", std::vector<VarPtr>{},
+  v.VisitNode(ir::MakeNode<const Program>("P", std::vector<VarPtr>{},
                                               std::vector<FunctionPtr>{mk("c"), mk("a"), mk("b")}));
   EXPECT_THAT(v.seen, ElementsAre("a", "b", "c"));
 }
@@ -128,7 +128,7 @@ class ReplaceInt : public IRMutator {
   ReplaceInt(int64_t from, int64_t to) : from_(from), to_(to) {}
   NodePtr MutateConstInt(const ConstIntPtr& c) override {
     if (c->value != from_) return c;
-    auto n = std::make_shared<ConstInt>(to_, c->dtype);
+    auto n = ir::MakeNode<ConstInt>(to_, c->dtype);
     n->span = c->span;
     return n;
   }
@@ -158,7 +158,7 @@ TEST(MutatorTest, ChangeRebuildsOnlyThePath) {
   SeqStmtsPtr body = Seq({s0, s1, s2});
 
   ReplaceInt m(1, 100);
-  auto out = std::static_pointer_cast<const SeqStmts>(m.MutateStmt(body));
+  auto out = ir::PtrCast<const SeqStmts>(m.MutateStmt(body));
   ASSERT_NE(out, body);
   ASSERT_EQ(out->stmts.size(), 3u);
   EXPECT_EQ(out->stmts[0], s0);
@@ -181,7 +181,7 @@ TEST(MutatorTest, ChangeRebuildsOnlyThePath) {
 
 TEST(MutatorTest, WindowBufferSharingSurvives) {
   auto buf = MakeVar("buf", PtrType::Get());
-  auto wb = std::make_shared<const WindowBuffer>(buf, Int(1024), false, false);
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(1024), false, false);
   TypePtr t = DistTensorTy(Shape({256}), DataType::kFP32, wb);
   auto v1 = MakeVar("v1", t);
   auto v2 = MakeVar("v2", t);
@@ -190,12 +190,12 @@ TEST(MutatorTest, WindowBufferSharingSurvives) {
   auto c2 =
       MakeOpCallWithType(ops::kWindow, {buf, Tuple(Shape({256}))}, {{"dtype", DataType::kFP32}},
                          DistTensorTy(Shape({256}), DataType::kFP32, wb));
-  auto scope = std::make_shared<const CommDomainScopeStmt>(
+  auto scope = ir::MakeNode<const CommDomainScopeStmt>(
       "comm_d0", DeviceSet::All(), std::vector<WindowBufferPtr>{wb}, KwargList{},
       Seq({Assign(v1, c1), Assign(v2, c2)}));
 
   ReplaceInt m(1024, 2048);
-  auto out = std::static_pointer_cast<const CommDomainScopeStmt>(m.MutateStmt(scope));
+  auto out = ir::PtrCast<const CommDomainScopeStmt>(m.MutateStmt(scope));
   ASSERT_NE(out, scope);
   ASSERT_EQ(out->slots.size(), 1u);
   WindowBufferPtr nwb = out->slots[0];
@@ -215,7 +215,7 @@ TEST(MutatorTest, WindowBufferSharingSurvives) {
 TEST(MutatorTest, WindowBufferNameFollowsNewBase) {
   auto buf = MakeVar("buf", PtrType::Get());
   auto buf2 = MakeVar("renamed", PtrType::Get());
-  auto wb = std::make_shared<const WindowBuffer>(buf, Int(8), true, true);
+  auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(8), true, true);
   class SwapBase : public IRMutator {
    public:
     VarPtr from, to;
@@ -223,7 +223,7 @@ TEST(MutatorTest, WindowBufferNameFollowsNewBase) {
   } m;
   m.from = buf;
   m.to = buf2;
-  auto out = std::static_pointer_cast<const WindowBuffer>(m.MutateNode(wb));
+  auto out = ir::PtrCast<const WindowBuffer>(m.MutateNode(wb));
   ASSERT_NE(out, wb);
   EXPECT_EQ(out->base, buf2);
   EXPECT_EQ(out->name_hint, "renamed");
@@ -233,14 +233,14 @@ TEST(MutatorTest, WindowBufferNameFollowsNewBase) {
 
 TEST(MutatorTest, MutateAsKeepsProgramType) {
   auto x = MakeVar("x", ScalarTy(DataType::kInt64));
-  auto f = std::make_shared<const Function>("f", std::vector<VarPtr>{},
+  auto f = ir::MakeNode<const Function>("f", std::vector<VarPtr>{},
                                             std::vector<ParamDirection>{}, std::vector<TypePtr>{},
                                             Seq({Assign(x, Int(1))}), FunctionType::kOpaque);
-  auto g = std::make_shared<const Function>("g", std::vector<VarPtr>{},
+  auto g = ir::MakeNode<const Function>("g", std::vector<VarPtr>{},
                                             std::vector<ParamDirection>{}, std::vector<TypePtr>{},
                                             Seq({Return({Int(5)})}), FunctionType::kOpaque);
   auto prog =
-      std::make_shared<const Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{g, f});
+      ir::MakeNode<const Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{g, f});
   ReplaceInt m(1, 2);
   ProgramPtr out = m.MutateAs(prog);
   ASSERT_NE(out, prog);
@@ -302,7 +302,7 @@ TEST(SubstituteTest, AVarUseMayBecomeAnyExpression) {
   StmtPtr out = Substitute(s, VarMap{{x.get(), Mul(n, Int(2))}});
   EXPECT_TRUE(
       StructuralEqual(out, Seq({Eval(Add(Mul(n, Int(2)), Int(1))), Return({Mul(n, Int(2))})})));
-  auto acc = std::make_shared<const IterArg>("acc", ScalarTy(DataType::kInt64), Int(0));
+  auto acc = ir::MakeNode<const IterArg>("acc", ScalarTy(DataType::kInt64), Int(0));
   ExprPtr e = Add(acc, Int(1));
   EXPECT_TRUE(StructuralEqual(Substitute(e, VarMap{{acc.get(), x}}), Add(x, Int(1))));
 }
@@ -313,9 +313,9 @@ TEST(SubstituteTest, AVarUseMayBecomeAnyExpression) {
 TEST(SubstituteTest, IterArgInitIsNotReached) {
   auto a = MakeVar("a", ScalarTy(DataType::kInt64));
   auto b = MakeVar("b", ScalarTy(DataType::kInt64));
-  auto acc = std::make_shared<const IterArg>("acc", ScalarTy(DataType::kInt64), a);
+  auto acc = ir::MakeNode<const IterArg>("acc", ScalarTy(DataType::kInt64), a);
   auto i = MakeVar("i", ScalarTy(DataType::kIndex));
-  auto loop = std::make_shared<ForStmt>(i, Int(0), Int(2), Int(1), Seq({Eval(a)}));
+  auto loop = ir::MakeNode<ForStmt>(i, Int(0), Int(2), Int(1), Seq({Eval(a)}));
   loop->iter_args = {acc};
   StmtPtr out = Substitute(StmtPtr(loop), VarMap{{a.get(), b}});
   const auto& f = static_cast<const ForStmt&>(*out);
@@ -333,7 +333,7 @@ TEST(SubstituteTest, ReachesTypesOfCallsAndDeviceAttrs) {
   EXPECT_TRUE(StructuralEqual(Substitute(t, VarMap{{n.get(), m}}), TensorTy({m}, DataType::kFP32)));
   ExprPtr call = MakeFunctionCall("chip", {n}, r, nullptr);
   auto out =
-      std::static_pointer_cast<const Call>(Substitute(call, VarMap{{r.get(), q}, {n.get(), m}}));
+      ir::PtrCast<const Call>(Substitute(call, VarMap{{r.get(), q}, {n.get(), m}}));
   EXPECT_EQ(FindAttr(out->attrs, "device"), q);
   EXPECT_EQ(out->args[0], m);
 }

@@ -508,7 +508,7 @@ TEST(McdsViews, NonVarArgumentsAreNotResolved) {
   Body b;
   VarPtr buf = b.Alloc("buf", 1024, 2);
   VarPtr v = b.Window("v", buf, {256}, 3);
-  auto sub = std::make_shared<Subscript>(v, std::vector<ExprPtr>{Int(0)}, UnknownType::Get());
+  auto sub = ir::MakeNode<Subscript>(v, std::vector<ExprPtr>{Int(0)}, UnknownType::Get());
   b.Dispatch("chip_orch", {sub}, Int(0), 4);
   CaughtError e = ErrorOfProgram(Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b)}));
   ASSERT_TRUE(e.thrown);
@@ -535,7 +535,7 @@ TEST(McdsViews, RoleOrchestratorAtChipLevelIsADispatchTarget) {
   VarPtr buf = b.Alloc("buf", 1024, 2);
   VarPtr v = b.Window("v", buf, {256}, 3);
   b.Dispatch("worker", {v}, Int(2), 4);
-  auto chip = std::make_shared<Function>(
+  auto chip = ir::MakeNode<Function>(
       "worker", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
       Seq({}), FunctionType::kOpaque, Level::kChip, Role::kOrchestrator);
   EXPECT_EQ(DevicesOf(Prog({chip, Host("host_orch", b)})), DeviceSet::Of({2}));
@@ -709,7 +709,7 @@ TEST(McdsIdentity, NonHostFunctionsAreTheSamePointer) {
   Body inner;
   VarPtr buf =
       inner.Alloc("buf", 1024, 2);  // an alloc outside a host orchestrator is not looked at
-  auto chip_level = std::make_shared<Function>(
+  auto chip_level = ir::MakeNode<Function>(
       "chip_level", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
       inner.Build(), FunctionType::kOrchestration);
   auto p = Prog({chip_level});
@@ -720,7 +720,7 @@ TEST(McdsIdentity, HostWithOrchestrationTypeAndNoRoleIsAHostOrchestrator) {
   Body b;
   VarPtr buf = b.Alloc("buf", 1024, 2);
   b.Window("v", buf, {256}, 3);
-  auto host = std::make_shared<Function>("host", std::vector<VarPtr>{},
+  auto host = ir::MakeNode<Function>("host", std::vector<VarPtr>{},
                                          std::vector<ParamDirection>{}, std::vector<TypePtr>{},
                                          b.Build(), FunctionType::kOrchestration, Level::kHost);
   CaughtError e = ErrorOfProgram(Prog({host}));

@@ -130,7 +130,7 @@ TEST(Driver, BuildsThePipelineWithExtraInstrumentations) {
 TEST(Driver, VerifyEachRejectsAPassThatDropsFunctions) {
   PassManager pm;
   pm.AddPass(PassInfo{"drop", {}, {}, {}, [](const ProgramPtr& p) {
-                        return std::make_shared<Program>(p->name, p->dynamic_dims,
+                        return ir::MakeNode<Program>(p->name, p->dynamic_dims,
                                                          std::vector<FunctionPtr>{});
                       }});
   for (auto& inst : driver::VerifyEachInstrumentations()) pm.AddInstrumentation(inst);

@@ -61,7 +61,7 @@ class Body {
     VarPtr r = MakeVar(name, ScalarTy(DataType::kIndex), At(line));
     Body inner;
     fill(inner, r);
-    auto f = std::make_shared<ForStmt>(r, std::move(start), std::move(stop), std::move(step),
+    auto f = ir::MakeNode<ForStmt>(r, std::move(start), std::move(stop), std::move(step),
                                        inner.Build(), kind);
     f->span = At(line);
     stmts.push_back(f);
@@ -101,19 +101,19 @@ inline FunctionPtr ChipOrch(const std::string& name, std::vector<TypePtr> param_
   if (!params.empty()) ret.push_back(params[0]);
   std::vector<TypePtr> ret_types;
   if (!params.empty()) ret_types.push_back(param_types[0]);
-  return std::make_shared<Function>(name, params, dirs, ret_types, Seq({Return(ret)}), type);
+  return ir::MakeNode<Function>(name, params, dirs, ret_types, Seq({Return(ret)}), type);
 }
 
 inline FunctionPtr Host(const std::string& name, const Body& body,
                         std::vector<VarPtr> params = {}) {
   std::vector<ParamDirection> dirs(params.size(), ParamDirection::kIn);
-  return std::make_shared<Function>(name, std::move(params), dirs, std::vector<TypePtr>{},
+  return ir::MakeNode<Function>(name, std::move(params), dirs, std::vector<TypePtr>{},
                                     body.Build(), FunctionType::kOpaque, Level::kHost,
                                     Role::kOrchestrator);
 }
 
 inline ProgramPtr Prog(std::vector<FunctionPtr> fns) {
-  return std::make_shared<Program>("P", std::vector<VarPtr>{}, std::move(fns));
+  return ir::MakeNode<Program>("P", std::vector<VarPtr>{}, std::move(fns));
 }
 
 // The scopes wrapping a host body, outermost first. Checks the nesting shape of
@@ -180,7 +180,7 @@ inline std::vector<StmtPtr> AllStmts(const FunctionPtr& f) {
 }
 
 // The (first) assignment defining a Var named `name`; null if none.
-inline std::shared_ptr<const AssignStmt> DefOf(const FunctionPtr& f, const std::string& name) {
+inline ir::NodeRef<const AssignStmt> DefOf(const FunctionPtr& f, const std::string& name) {
   for (const auto& s : AllStmts(f)) {
     if (s->kind() == NodeKind::kAssignStmt &&
         static_cast<const AssignStmt&>(*s).var->name_hint == name) {

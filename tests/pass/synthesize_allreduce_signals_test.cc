@@ -204,7 +204,7 @@ TEST(Sars, ExplicitSignalOnlyProgramIsTheSamePointer) {
 TEST(Sars, OnlyHostOrchestratorsAreRewritten) {
   HostFixture fx;
   fx.b.Do(fx.AllReduce(6), 6);
-  auto chip = std::make_shared<Function>("chip_level", std::vector<VarPtr>{},
+  auto chip = ir::MakeNode<Function>("chip_level", std::vector<VarPtr>{},
                                          std::vector<ParamDirection>{}, std::vector<TypePtr>{},
                                          fx.b.Build(), FunctionType::kOrchestration);
   auto p = Prog({chip});
@@ -234,7 +234,7 @@ INSTANTIATE_TEST_SUITE_P(
         SarsError{"ThreeArgs",
                   [](HostFixture& fx) {
                     auto bad =
-                        std::make_shared<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
+                        ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
                                                std::vector<ExprPtr>{fx.data, fx.data, fx.data},
                                                KwargList{}, ExprAttrList{}, fx.data->type);
                     bad->span = At(9);
@@ -243,7 +243,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "takes 1 or 2 positional arguments (data, signal), got 3"},
         SarsError{"NoArgs",
                   [](HostFixture& fx) {
-                    auto bad = std::make_shared<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
+                    auto bad = ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
                                                       std::vector<ExprPtr>{}, KwargList{},
                                                       ExprAttrList{}, UnknownType::Get());
                     bad->span = At(9);

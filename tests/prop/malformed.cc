@@ -14,8 +14,8 @@ using verify::testing::WithBody;
 namespace {
 
 template <typename T>
-std::shared_ptr<T> Copy(const StmtPtr& s) {
-  return std::make_shared<T>(static_cast<const T&>(*s));
+ir::NodeRef<T> Copy(const StmtPtr& s) {
+  return ir::MakeNode<T>(static_cast<const T&>(*s));
 }
 
 StmtPtr EditIn(const StmtPtr& s, const std::function<StmtPtr(const StmtPtr&)>& edit, bool& done) {
@@ -78,7 +78,7 @@ StmtPtr EditIn(const StmtPtr& s, const std::function<StmtPtr(const StmtPtr&)>& e
 }
 
 ProgramPtr WithFunctions(const ProgramPtr& p, std::vector<FunctionPtr> fns) {
-  auto out = std::make_shared<Program>(p->name, p->dynamic_dims, std::move(fns));
+  auto out = ir::MakeNode<Program>(p->name, p->dynamic_dims, std::move(fns));
   out->span = p->span;
   return out;
 }
@@ -93,7 +93,7 @@ std::vector<CommDomainScopeStmtPtr> Chain(const StmtPtr& body, StmtPtr* inner = 
         seq.stmts[0]->kind() != NodeKind::kCommDomainScopeStmt) {
       break;
     }
-    out.push_back(std::static_pointer_cast<const CommDomainScopeStmt>(seq.stmts[0]));
+    out.push_back(ir::PtrCast<const CommDomainScopeStmt>(seq.stmts[0]));
     cur = out.back()->body;
   }
   if (inner) *inner = cur;
@@ -128,18 +128,18 @@ bool IsDistributed(const VarPtr& v) {
 // An AssignStmt edit: `pred(assign)` selects it, `f` builds the replacement.
 std::function<StmtPtr(const StmtPtr&)> OnAssign(
     std::function<bool(const AssignStmt&)> pred,
-    std::function<StmtPtr(const std::shared_ptr<const AssignStmt>&)> f) {
+    std::function<StmtPtr(const ir::NodeRef<const AssignStmt>&)> f) {
   return [pred, f](const StmtPtr& s) -> StmtPtr {
     if (s->kind() != NodeKind::kAssignStmt) return nullptr;
-    auto a = std::static_pointer_cast<const AssignStmt>(s);
+    auto a = ir::PtrCast<const AssignStmt>(s);
     if (!a->var || !a->value || !pred(*a)) return nullptr;
     return f(a);
   };
 }
 
-StmtPtr Retyped(const std::shared_ptr<const AssignStmt>& a, TypePtr var_type,
+StmtPtr Retyped(const ir::NodeRef<const AssignStmt>& a, TypePtr var_type,
                 ExprPtr value = nullptr) {
-  auto c = std::make_shared<AssignStmt>(*a);
+  auto c = ir::MakeNode<AssignStmt>(*a);
   c->var = MakeVar(a->var->name_hint, std::move(var_type), a->var->span);
   if (value) c->value = std::move(value);
   return c;
@@ -156,21 +156,21 @@ std::vector<MalformedMutator> Build() {
   // --- scope chain shapes (CDS-V012) --------------------------------------------
   m.push_back({"scope-not-in-seq", "CDS-V012", true, [](const ProgramPtr& p) {
                  return EditChain(p, [](auto& scopes, StmtPtr& inner) -> StmtPtr {
-                   auto outer = std::make_shared<CommDomainScopeStmt>(*scopes[0]);
+                   auto outer = ir::MakeNode<CommDomainScopeStmt>(*scopes[0]);
                    outer->body = BuildChain({scopes.begin() + 1, scopes.end()}, inner);
                    return outer;  // the body is the scope itself, not SeqStmts[scope]
                  });
                }});
   m.push_back({"innermost-body-not-seq", "CDS-V012", true, [](const ProgramPtr& p) {
                  return EditChain(p, [](auto& scopes, StmtPtr& inner) -> StmtPtr {
-                   auto wrapped = std::make_shared<ScopeStmt>(
+                   auto wrapped = ir::MakeNode<ScopeStmt>(
                        "pl.manual_scope", std::vector<ExprPtr>{}, KwargList{}, nullptr, inner);
                    return BuildChain(scopes, wrapped);
                  });
                }});
   m.push_back({"innermost-body-null", "CDS-V012", true, [](const ProgramPtr& p) {
                  return EditChain(p, [](auto& scopes, StmtPtr&) -> StmtPtr {
-                   auto last = std::make_shared<CommDomainScopeStmt>(*scopes.back());
+                   auto last = ir::MakeNode<CommDomainScopeStmt>(*scopes.back());
                    last->body = nullptr;
                    scopes.back() = last;
                    std::vector<CommDomainScopeStmtPtr> outer(scopes.begin(), scopes.end() - 1);
@@ -180,7 +180,7 @@ std::vector<MalformedMutator> Build() {
   m.push_back({"duplicate-scope-devices", "CDS-V019", true, [](const ProgramPtr& p) {
                  return EditChain(p, [](auto& scopes, StmtPtr& inner) -> StmtPtr {
                    if (scopes.size() < 2) return nullptr;
-                   auto second = std::make_shared<CommDomainScopeStmt>(*scopes[1]);
+                   auto second = ir::MakeNode<CommDomainScopeStmt>(*scopes[1]);
                    second->devices = scopes[0]->devices;
                    scopes[1] = second;
                    return BuildChain(scopes, inner);
@@ -188,17 +188,17 @@ std::vector<MalformedMutator> Build() {
                }});
   m.push_back({"slot-of-no-alloc", "CDS-V016", true, [](const ProgramPtr& p) {
                  return EditChain(p, [](auto& scopes, StmtPtr& inner) -> StmtPtr {
-                   auto first = std::make_shared<CommDomainScopeStmt>(*scopes[0]);
+                   auto first = ir::MakeNode<CommDomainScopeStmt>(*scopes[0]);
                    auto ghost = MakeVar("ghost_buf", PtrType::Get());
                    first->slots.push_back(
-                       std::make_shared<WindowBuffer>(ghost, Int(64), false, false));
+                       ir::MakeNode<WindowBuffer>(ghost, Int(64), false, false));
                    scopes[0] = first;
                    return BuildChain(scopes, inner);
                  });
                }});
   m.push_back({"null-slot", "CDS-V029", true, [](const ProgramPtr& p) {
                  return EditChain(p, [](auto& scopes, StmtPtr& inner) -> StmtPtr {
-                   auto first = std::make_shared<CommDomainScopeStmt>(*scopes[0]);
+                   auto first = ir::MakeNode<CommDomainScopeStmt>(*scopes[0]);
                    first->slots.push_back(nullptr);
                    scopes[0] = first;
                    return BuildChain(scopes, inner);
@@ -225,7 +225,7 @@ std::vector<MalformedMutator> Build() {
                  return EditFirstHostStmt(
                      p, OnAssign([](const AssignStmt& a) { return !IsDistributed(a.var); },
                                  [](const auto& a) -> StmtPtr {
-                                   auto c = std::make_shared<AssignStmt>(*a);
+                                   auto c = ir::MakeNode<AssignStmt>(*a);
                                    c->value = nullptr;
                                    return c;
                                  }));
@@ -235,7 +235,7 @@ std::vector<MalformedMutator> Build() {
                    if (s->kind() != NodeKind::kEvalStmt) return nullptr;
                    const Call* c = AsCall(static_cast<const EvalStmt&>(*s).expr);
                    if (!c || !c->Callee() || c->args.empty()) return nullptr;
-                   auto call = std::make_shared<Call>(*c);
+                   auto call = ir::MakeNode<Call>(*c);
                    call->args[0] = nullptr;
                    auto e = Copy<EvalStmt>(s);
                    e->expr = call;
@@ -252,9 +252,9 @@ std::vector<MalformedMutator> Build() {
                                      c->OpName() != "pld.tensor.alloc_window_buffer";
                             },
                             [](const auto& a) -> StmtPtr {
-                              auto call = std::make_shared<Call>(*AsCall(a->value));
+                              auto call = ir::MakeNode<Call>(*AsCall(a->value));
                               call->args[0] = nullptr;
-                              auto c = std::make_shared<AssignStmt>(*a);
+                              auto c = ir::MakeNode<AssignStmt>(*a);
                               c->value = call;
                               return c;
                             }));
@@ -263,7 +263,7 @@ std::vector<MalformedMutator> Build() {
                [](const ProgramPtr& p) -> std::optional<ProgramPtr> {
                  for (const auto& fn : p->functions) {
                    if (!fn->IsChipOrchestrator() || fn->params.empty()) continue;
-                   auto c = std::make_shared<Function>(*fn);
+                   auto c = ir::MakeNode<Function>(*fn);
                    c->params[0] = nullptr;
                    return ReplaceFunction(p, fn, c);
                  }
@@ -289,7 +289,7 @@ std::vector<MalformedMutator> Build() {
                            const auto& t = static_cast<const TensorType&>(*a->var->type);
                            std::vector<ExprPtr> shape = t.shape;
                            shape.push_back(Int(3));
-                           return Retyped(a, std::make_shared<TensorType>(shape, t.dtype));
+                           return Retyped(a, ir::MakeNode<TensorType>(shape, t.dtype));
                          }));
        }});
   m.push_back(
@@ -298,9 +298,9 @@ std::vector<MalformedMutator> Build() {
              p,
              OnAssign([](const AssignStmt& a) { return AsCall(a.value) && !IsDistributed(a.var); },
                       [](const auto& a) {
-                        auto call = std::make_shared<Call>(*AsCall(a->value));
-                        call->type = std::make_shared<TupleType>(std::vector<TypePtr>{call->type});
-                        TypePtr other = std::make_shared<TupleType>(std::vector<TypePtr>{
+                        auto call = ir::MakeNode<Call>(*AsCall(a->value));
+                        call->type = ir::MakeNode<TupleType>(std::vector<TypePtr>{call->type});
+                        TypePtr other = ir::MakeNode<TupleType>(std::vector<TypePtr>{
                             ScalarTy(DataType::kBool), ScalarTy(DataType::kBool)});
                         return Retyped(a, other, call);
                       }));
@@ -322,7 +322,7 @@ std::vector<MalformedMutator> Build() {
                    const Call* c = AsCall(value);
                    if (!c || c->OpName() != "pld.tensor.allreduce" || c->args.size() != 2)
                      return nullptr;
-                   auto call = std::make_shared<Call>(*c);
+                   auto call = ir::MakeNode<Call>(*c);
                    call->args[1] = Int(0);
                    if (s->kind() == NodeKind::kEvalStmt) {
                      auto e = Copy<EvalStmt>(s);
@@ -337,14 +337,14 @@ std::vector<MalformedMutator> Build() {
   // --- program-level changes (relational, CDS-V026) -------------------------------
   m.push_back(
       {"renamed-program", "CDS-V026", false, [](const ProgramPtr& p) -> std::optional<ProgramPtr> {
-         auto out = std::make_shared<Program>(p->name + "_renamed", p->dynamic_dims, p->functions);
+         auto out = ir::MakeNode<Program>(p->name + "_renamed", p->dynamic_dims, p->functions);
          return out;
        }});
   m.push_back({"added-dynamic-dim", "CDS-V026", false,
                [](const ProgramPtr& p) -> std::optional<ProgramPtr> {
                  std::vector<VarPtr> dims = p->dynamic_dims;
                  dims.push_back(MakeVar("NR_extra", ScalarTy(DataType::kIndex)));
-                 return std::make_shared<Program>(p->name, std::move(dims), p->functions);
+                 return ir::MakeNode<Program>(p->name, std::move(dims), p->functions);
                }});
   m.push_back(
       {"dropped-function", "CDS-V026", false, [](const ProgramPtr& p) -> std::optional<ProgramPtr> {
@@ -364,7 +364,7 @@ std::vector<MalformedMutator> Build() {
       {"added-function", "CDS-V026", false, [](const ProgramPtr& p) -> std::optional<ProgramPtr> {
          for (const auto& f : p->functions) {
            if (f->IsHostOrchestrator()) continue;
-           auto extra = std::make_shared<Function>(*f);
+           auto extra = ir::MakeNode<Function>(*f);
            extra->name = f->name + "_extra";
            std::vector<FunctionPtr> fns = p->functions;
            fns.push_back(extra);
@@ -411,7 +411,7 @@ class Reshaper {
   static ExprPtr Tagged(const ExprPtr& e) {
     const Call* c = AsCall(e);
     if (!c || c->OpName() != "pld.tensor.allreduce" || c->args.size() != 1) return e;
-    auto copy = std::make_shared<Call>(*c);
+    auto copy = ir::MakeNode<Call>(*c);
     copy->attrs.emplace_back("tag", Int(7));
     return copy;
   }

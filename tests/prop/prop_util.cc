@@ -25,7 +25,7 @@ namespace {
 // Pre-order collection of scopes and of the alloc LHS Var -> logical name map.
 class ScopeReader final : public ir::IRVisitor {
  public:
-  void VisitAssignStmt(const std::shared_ptr<const ir::AssignStmt>& n) override {
+  void VisitAssignStmt(const ir::NodeRef<const ir::AssignStmt>& n) override {
     if (auto call = ir::TryAs<ir::Call>(n->value, ir::NodeKind::kCall);
         call && call->OpName() == "pld.tensor.alloc_window_buffer") {
       std::string name = n->var->name_hint;
@@ -36,13 +36,13 @@ class ScopeReader final : public ir::IRVisitor {
     }
     VisitChildren(*n);
   }
-  void VisitCommDomainScopeStmt(const std::shared_ptr<const ir::CommDomainScopeStmt>& n) override {
+  void VisitCommDomainScopeStmt(const ir::NodeRef<const ir::CommDomainScopeStmt>& n) override {
     scopes.push_back(n);
     VisitChildren(*n);
   }
 
   std::unordered_map<const ir::Var*, std::string> alloc_names;
-  std::vector<std::shared_ptr<const ir::CommDomainScopeStmt>> scopes;
+  std::vector<ir::NodeRef<const ir::CommDomainScopeStmt>> scopes;
 };
 
 class Renamer final : public ir::IRMutator {
@@ -50,8 +50,8 @@ class Renamer final : public ir::IRMutator {
   explicit Renamer(std::string prefix) : prefix_(std::move(prefix)) {}
 
   ir::VarPtr MutateDef(const ir::VarPtr& v) override { return Map(v); }
-  ir::NodePtr MutateVar(const std::shared_ptr<const ir::Var>& n) override { return Map(n); }
-  ir::NodePtr MutateIterArg(const std::shared_ptr<const ir::IterArg>& n) override { return Map(n); }
+  ir::NodePtr MutateVar(const ir::NodeRef<const ir::Var>& n) override { return Map(n); }
+  ir::NodePtr MutateIterArg(const ir::NodeRef<const ir::IterArg>& n) override { return Map(n); }
 
  private:
   // Scope slots mention a WindowBuffer (and so its base) before the alloc that
@@ -63,13 +63,13 @@ class Renamer final : public ir::IRMutator {
     if (v->kind() == ir::NodeKind::kIterArg) {
       // A loop-carried name: renamed too, its init value (a use) mapped.
       const auto& ia = static_cast<const ir::IterArg&>(*v);
-      auto fresh = std::make_shared<ir::IterArg>(prefix_ + v->name_hint, MutateType(v->type),
+      auto fresh = ir::MakeNode<ir::IterArg>(prefix_ + v->name_hint, MutateType(v->type),
                                                  MutateExpr(ia.init_value));
       fresh->span = v->span;
       map_[v.get()] = fresh;
       return fresh;
     }
-    auto fresh = std::make_shared<ir::Var>(prefix_ + v->name_hint, MutateType(v->type));
+    auto fresh = ir::MakeNode<ir::Var>(prefix_ + v->name_hint, MutateType(v->type));
     fresh->span = v->span;
     map_[v.get()] = fresh;
     return fresh;

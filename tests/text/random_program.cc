@@ -20,7 +20,7 @@ class Gen {
     fns.push_back(ChipOrch());
     int hosts = Uniform(1, 2);
     for (int h = 0; h < hosts; ++h) fns.push_back(HostOrch(fmt::format("host_{}", h)));
-    return std::make_shared<ir::Program>(Pick<std::string>({"P", "Prog", "M"}),
+    return ir::MakeNode<ir::Program>(Pick<std::string>({"P", "Prog", "M"}),
                                          std::vector<VarPtr>{}, std::move(fns));
   }
 
@@ -56,7 +56,7 @@ class Gen {
       body.push_back(Return({params[0]}));
     }
     chip_ret_ = rets.empty() ? TypePtr(UnknownType::Get()) : rets[0];
-    return std::make_shared<Function>("chip_orch", params, dirs, rets, Seq(body),
+    return ir::MakeNode<Function>("chip_orch", params, dirs, rets, Seq(body),
                                       FunctionType::kOrchestration);
   }
 
@@ -94,11 +94,11 @@ class Gen {
         DeviceSet d = Chance(50) ? DeviceSet::All() : DeviceSet::Of({Uniform(0, 3), Uniform(0, 7)});
         KwargList attrs;
         if (Chance(20)) attrs.emplace_back("note", std::string("x"));
-        fbody = Seq({std::make_shared<CommDomainScopeStmt>(fmt::format("comm_d{}", s), d, slots[s],
+        fbody = Seq({ir::MakeNode<CommDomainScopeStmt>(fmt::format("comm_d{}", s), d, slots[s],
                                                            attrs, fbody)});
       }
     }
-    return std::make_shared<Function>(name, std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+    return ir::MakeNode<Function>(name, std::vector<VarPtr>{}, std::vector<ParamDirection>{},
                                       rets, fbody, FunctionType::kOpaque, Level::kHost,
                                       Role::kOrchestrator);
   }
@@ -185,7 +185,7 @@ class Gen {
         if (materialize_) {
           int n = Chance(20) ? 2 : 1;
           for (int i = 0; i < n; ++i) {
-            auto wb = std::make_shared<WindowBuffer>(v, a.size, Chance(20), Chance(20));
+            auto wb = ir::MakeNode<WindowBuffer>(v, a.size, Chance(20), Chance(20));
             a.wbs.push_back(wb);
             all_wbs_.push_back(wb);
           }
@@ -263,7 +263,7 @@ class Gen {
         ForKind kind = Chance(70)   ? ForKind::kRange
                        : Chance(50) ? ForKind::kUnroll
                                     : ForKind::kParallel;
-        auto f = std::make_shared<ForStmt>(lv, start, stop, step, body, kind);
+        auto f = ir::MakeNode<ForStmt>(lv, start, stop, step, body, kind);
         out->push_back(f);
         return;
       }

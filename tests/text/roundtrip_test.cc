@@ -14,19 +14,19 @@ using testing::RoundTrips;
 
 FunctionPtr ChipOrch() {
   VarPtr d = MakeVar("data", DistTensorTy(Shape({256}), DataType::kFP32));
-  return std::make_shared<Function>(
+  return ir::MakeNode<Function>(
       "chip_orch", std::vector<VarPtr>{d}, std::vector<ParamDirection>{ParamDirection::kIn},
       std::vector<TypePtr>{d->type}, Seq({Return({d})}), FunctionType::kOrchestration);
 }
 
 FunctionPtr Host(std::string name, std::vector<StmtPtr> body, std::vector<TypePtr> rets = {}) {
-  return std::make_shared<Function>(
+  return ir::MakeNode<Function>(
       std::move(name), std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::move(rets),
       Seq(std::move(body)), FunctionType::kOpaque, Level::kHost, Role::kOrchestrator);
 }
 
 ProgramPtr Prog(std::vector<FunctionPtr> fns) {
-  return std::make_shared<Program>("P", std::vector<VarPtr>{}, std::move(fns));
+  return ir::MakeNode<Program>("P", std::vector<VarPtr>{}, std::move(fns));
 }
 
 CallPtr AllocCall(ExprPtr size, std::string name) {
@@ -73,7 +73,7 @@ TEST(TextRoundTrip, UserFormHostProgram) {
 TEST(TextRoundTrip, MaterializedState) {
   VarPtr buf = MakeVar("buf", PtrType::Get());
   ExprPtr size = Mul(Int(256), Int(4));
-  auto wb = std::make_shared<WindowBuffer>(buf, size, false, false);
+  auto wb = ir::MakeNode<WindowBuffer>(buf, size, false, false);
   TypePtr vt = DistTensorTy(Shape({256}), DataType::kFP32, wb);
   KwargList dt{{"dtype", DataType::kFP32}};
   VarPtr v1 = MakeVar("data", vt);
@@ -82,8 +82,8 @@ TEST(TextRoundTrip, MaterializedState) {
   auto call2 = MakeOpCallWithType(ops::kWindow, {buf, Tuple(Shape({256}))}, dt, vt);
 
   VarPtr buf2 = MakeVar("buf", PtrType::Get());  // rebinding: printed buf_1, name kwarg stays "buf"
-  auto wb2a = std::make_shared<WindowBuffer>(buf2, Int(64), true, false);
-  auto wb2b = std::make_shared<WindowBuffer>(buf2, Int(32), false, true);
+  auto wb2a = ir::MakeNode<WindowBuffer>(buf2, Int(64), true, false);
+  auto wb2b = ir::MakeNode<WindowBuffer>(buf2, Int(32), false, true);
   TypePtr t2a = DistTensorTy(Shape({16}), DataType::kFP32, wb2a);
   TypePtr t2b = DistTensorTy(Shape({8}), DataType::kFP32, wb2b);
   VarPtr s1 = MakeVar("s", t2a);
@@ -98,10 +98,10 @@ TEST(TextRoundTrip, MaterializedState) {
       Assign(s2, MakeOpCallWithType(ops::kWindow, {buf2, Tuple(Shape({8}))}, dt, t2b)),
       Eval(MakeFunctionCall("chip_orch", {v2}, Int(0), v1->type)),
   };
-  auto scope1 = std::make_shared<CommDomainScopeStmt>("comm_d1", DeviceSet::Of({1, 0}),
+  auto scope1 = ir::MakeNode<CommDomainScopeStmt>("comm_d1", DeviceSet::Of({1, 0}),
                                                       std::vector<WindowBufferPtr>{wb2a, wb2b},
                                                       KwargList{}, Seq(inner));
-  auto scope0 = std::make_shared<CommDomainScopeStmt>(
+  auto scope0 = ir::MakeNode<CommDomainScopeStmt>(
       "comm_d0", DeviceSet::All(), std::vector<WindowBufferPtr>{wb}, KwargList{}, Seq({scope1}));
   ProgramPtr p = Prog({ChipOrch(), Host("host_orch", {scope0})});
   ASSERT_TRUE(RoundTrips(p));
@@ -130,18 +130,18 @@ TEST(TextRoundTrip, MaterializedState) {
   // Sharing survives: both views and the slot are one object after reparsing.
   ProgramPtr back = ParseProgram(text);
   const auto& host = *back->FindFunction("host_orch");
-  auto outer = std::static_pointer_cast<const CommDomainScopeStmt>(Flatten(host.body)[0]);
-  auto inner_scope = std::static_pointer_cast<const CommDomainScopeStmt>(Flatten(outer->body)[0]);
+  auto outer = ir::PtrCast<const CommDomainScopeStmt>(Flatten(host.body)[0]);
+  auto inner_scope = ir::PtrCast<const CommDomainScopeStmt>(Flatten(outer->body)[0]);
   auto stmts = Flatten(inner_scope->body);
-  auto a1 = std::static_pointer_cast<const AssignStmt>(stmts[1]);
-  auto a2 = std::static_pointer_cast<const AssignStmt>(stmts[2]);
+  auto a1 = ir::PtrCast<const AssignStmt>(stmts[1]);
+  auto a2 = ir::PtrCast<const AssignStmt>(stmts[2]);
   auto wb_of = [](const TypePtr& t) {
     return static_cast<const DistributedTensorType&>(*t).window_buffer;
   };
   EXPECT_EQ(wb_of(a1->var->type), outer->slots[0]);
   EXPECT_EQ(wb_of(a2->var->type), outer->slots[0]);
   EXPECT_EQ(wb_of(a1->value->type), outer->slots[0]);
-  EXPECT_EQ(outer->slots[0]->base, std::static_pointer_cast<const AssignStmt>(stmts[0])->var);
+  EXPECT_EQ(outer->slots[0]->base, ir::PtrCast<const AssignStmt>(stmts[0])->var);
   EXPECT_NE(inner_scope->slots[0], inner_scope->slots[1]);
   EXPECT_EQ(inner_scope->slots[0]->base, inner_scope->slots[1]->base);
 }
@@ -166,7 +166,7 @@ TEST(TextRoundTrip, ControlFlowAndScalars) {
             Seq({})),
       Return({Int(INT64_MIN), Float(1e-300), Int(7, DataType::kUInt16), Bool(true)}),
   };
-  auto f = std::make_shared<Function>(
+  auto f = ir::MakeNode<Function>(
       "f", std::vector<VarPtr>{a, b},
       std::vector<ParamDirection>{ParamDirection::kOut, ParamDirection::kInOut},
       std::vector<TypePtr>{}, Seq(body), FunctionType::kInCore);
@@ -176,7 +176,7 @@ TEST(TextRoundTrip, ControlFlowAndScalars) {
 TEST(TextRoundTrip, EmptyProgramAndBodies) {
   EXPECT_TRUE(RoundTrips(Prog({})));
   EXPECT_TRUE(RoundTrips(Prog({Host("h", {})})));
-  auto scope = std::make_shared<CommDomainScopeStmt>(
+  auto scope = ir::MakeNode<CommDomainScopeStmt>(
       "d", DeviceSet::Of({}), std::vector<WindowBufferPtr>{},
       KwargList{{"k", int64_t{-1}}, {"s", std::string("q\"\\\n")}}, Seq({}));
   EXPECT_TRUE(RoundTrips(Prog({Host("h", {scope})})));

@@ -304,16 +304,16 @@ class P:
 // one whose annotation disagrees, must come back through pl._dump.call.
 TEST(TextWholeProgramShapes, TypedOpaqueCallsUseTheDumpForm) {
   VarPtr a = MakeVar("a", TensorTy(Shape({8}), DataType::kFP32));
-  auto typed = std::make_shared<Call>(OpRegistry::Get().GetOp("pl.load"), std::vector<ExprPtr>{a},
+  auto typed = ir::MakeNode<Call>(OpRegistry::Get().GetOp("pl.load"), std::vector<ExprPtr>{a},
                                       KwargList{}, ExprAttrList{}, a->type);
   auto outer =
-      std::make_shared<Call>(OpRegistry::Get().GetOp("pl.touch"), std::vector<ExprPtr>{typed},
+      ir::MakeNode<Call>(OpRegistry::Get().GetOp("pl.touch"), std::vector<ExprPtr>{typed},
                              KwargList{}, ExprAttrList{}, UnknownType::Get());
-  VarPtr v = MakeVar("v", std::make_shared<TileType>(Shape({8}), DataType::kFP32));
-  auto fn = std::make_shared<Function>(
+  VarPtr v = MakeVar("v", ir::MakeNode<TileType>(Shape({8}), DataType::kFP32));
+  auto fn = ir::MakeNode<Function>(
       "f", std::vector<VarPtr>{a}, std::vector<ParamDirection>{ParamDirection::kIn},
       std::vector<TypePtr>{}, Seq({Eval(outer), Assign(v, typed)}), FunctionType::kOpaque);
-  auto p = std::make_shared<Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{fn});
+  auto p = ir::MakeNode<Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{fn});
   std::string text = PrintProgram(p);
   EXPECT_NE(text.find("pl.touch(pl._dump.call(\"pl.load\", [a], pl.Tensor[[8], pl.FP32]))"),
             std::string::npos)

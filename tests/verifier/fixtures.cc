@@ -27,7 +27,7 @@ VarPtr HostBuilder::Alloc(const std::string& name, ExprPtr size_bytes) {
   VarPtr var = MakeVar(name, call->type, span);
   Emit(Assign(var, call, span));
   wbs_.emplace_back(var.get(),
-                    std::make_shared<const WindowBuffer>(var, AllocSizeBytes(*call), false, false));
+                    ir::MakeNode<const WindowBuffer>(var, AllocSizeBytes(*call), false, false));
   return var;
 }
 
@@ -40,7 +40,7 @@ VarPtr HostBuilder::AllocShape(const std::string& name, std::vector<int64_t> sha
   VarPtr var = MakeVar(name, call->type, span);
   Emit(Assign(var, call, span));
   wbs_.emplace_back(var.get(),
-                    std::make_shared<const WindowBuffer>(var, AllocSizeBytes(*call), false, false));
+                    ir::MakeNode<const WindowBuffer>(var, AllocSizeBytes(*call), false, false));
   return var;
 }
 
@@ -98,7 +98,7 @@ VarPtr HostBuilder::BeginFor(const std::string& var, ExprPtr start, ExprPtr stop
 void HostBuilder::EndFor() {
   Frame f = std::move(frames_.back());
   frames_.pop_back();
-  auto loop = std::make_shared<ForStmt>(f.loop_var, f.start, f.stop, f.step,
+  auto loop = ir::MakeNode<ForStmt>(f.loop_var, f.start, f.stop, f.step,
                                         Seq(std::move(f.stmts), f.span), f.for_kind);
   loop->span = f.span;
   Emit(loop);
@@ -152,7 +152,7 @@ StmtPtr HostBuilder::Body(const std::vector<ScopeSpec>& scopes) {
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
     std::vector<WindowBufferPtr> slots;
     for (const auto& a : it->allocs) slots.push_back(WindowBufferOf(a));
-    auto scope = std::make_shared<CommDomainScopeStmt>(it->name, it->devices, std::move(slots),
+    auto scope = ir::MakeNode<CommDomainScopeStmt>(it->name, it->devices, std::move(slots),
                                                        KwargList{}, body);
     scope->span = Span{file_, 1000 + static_cast<int>(scopes.rend() - it), 5};
     body = Seq({scope});
@@ -170,7 +170,7 @@ FunctionPtr ChipOrch(const std::string& name, std::vector<std::vector<int64_t>> 
     dirs.push_back(ParamDirection::kIn);
   }
   TypePtr ret = params[0]->type;
-  return std::make_shared<Function>(name, params, dirs, std::vector<TypePtr>{ret},
+  return ir::MakeNode<Function>(name, params, dirs, std::vector<TypePtr>{ret},
                                     Seq({Return({params[0]})}), FunctionType::kOrchestration);
 }
 
@@ -178,7 +178,7 @@ TypePtr ChipReturnType(const FunctionPtr& chip) { return chip->return_types.at(0
 
 FunctionPtr HostFunction(const std::string& name, StmtPtr body, std::vector<TypePtr> ret) {
   if (ret.empty()) ret.push_back(ScalarTy(DataType::kInt64));
-  return std::make_shared<Function>(name, std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+  return ir::MakeNode<Function>(name, std::vector<VarPtr>{}, std::vector<ParamDirection>{},
                                     std::move(ret), std::move(body), FunctionType::kOpaque,
                                     Level::kHost, Role::kOrchestrator);
 }
@@ -189,11 +189,11 @@ namespace {
 // pass only re-mints Calls that define a view.
 ExprPtr Unminted(const CallPtr& call) {
   if (!call->type || call->type->kind() != NodeKind::kDistributedTensorType) return call;
-  auto t = std::make_shared<DistributedTensorType>(
+  auto t = ir::MakeNode<DistributedTensorType>(
       static_cast<const DistributedTensorType&>(*call->type));
   if (!t->window_buffer) return call;
   t->window_buffer = nullptr;
-  auto copy = std::make_shared<Call>(*call);
+  auto copy = ir::MakeNode<Call>(*call);
   copy->type = t;
   return copy;
 }
@@ -201,7 +201,7 @@ ExprPtr Unminted(const CallPtr& call) {
 ExprPtr WorldSize(HostBuilder& b) { return MakeOpCall(ops::kWorldSize, {}, {}, b.NextSpan()); }
 
 ProgramPtr Program1(const std::string& name, std::vector<FunctionPtr> fns) {
-  return std::make_shared<Program>(name, std::vector<VarPtr>{}, std::move(fns));
+  return ir::MakeNode<Program>(name, std::vector<VarPtr>{}, std::move(fns));
 }
 
 // One alloc, dispatched on every device.
@@ -396,11 +396,11 @@ ProgramPtr TwoHosts(bool m) {
   auto chip = ChipOrch("chip_orch", {{32}});
   TypePtr ret = ChipReturnType(chip);
   VarPtr kp = MakeVar("x", DistTensorTy(Shape({32}), DataType::kFP32));
-  auto kernel = std::make_shared<Function>("kernel", std::vector<VarPtr>{kp},
+  auto kernel = ir::MakeNode<Function>("kernel", std::vector<VarPtr>{kp},
                                            std::vector<ParamDirection>{ParamDirection::kInOut},
                                            std::vector<TypePtr>{}, Seq({}), FunctionType::kInCore);
   VarPtr hp = MakeVar("h", DistTensorTy(Shape({32}), DataType::kFP32));
-  auto helper = std::make_shared<Function>(
+  auto helper = ir::MakeNode<Function>(
       "helper", std::vector<VarPtr>{hp}, std::vector<ParamDirection>{ParamDirection::kIn},
       std::vector<TypePtr>{hp->type}, Seq({Return({hp})}), FunctionType::kOpaque);
   std::vector<FunctionPtr> fns{chip, kernel, helper};

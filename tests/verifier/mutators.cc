@@ -12,7 +12,7 @@ namespace cds::verify::testing {
 using namespace cds::ir;
 
 FunctionPtr WithBody(const FunctionPtr& fn, StmtPtr body) {
-  auto copy = std::make_shared<Function>(*fn);
+  auto copy = ir::MakeNode<Function>(*fn);
   copy->body = std::move(body);
   return copy;
 }
@@ -20,7 +20,7 @@ FunctionPtr WithBody(const FunctionPtr& fn, StmtPtr body) {
 StmtPtr BuildChain(const std::vector<CommDomainScopeStmtPtr>& scopes, StmtPtr inner) {
   StmtPtr body = std::move(inner);
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
-    auto s = std::make_shared<CommDomainScopeStmt>(**it);
+    auto s = ir::MakeNode<CommDomainScopeStmt>(**it);
     s->body = body;
     body = Seq({s});
   }
@@ -46,7 +46,7 @@ std::optional<Chain> FirstChain(const ProgramPtr& p) {
     while (c.inner && c.inner->kind() == NodeKind::kSeqStmts) {
       const auto& seq = static_cast<const SeqStmts&>(*c.inner);
       if (seq.stmts.size() != 1 || seq.stmts[0]->kind() != NodeKind::kCommDomainScopeStmt) break;
-      auto scope = std::static_pointer_cast<const CommDomainScopeStmt>(seq.stmts[0]);
+      auto scope = ir::PtrCast<const CommDomainScopeStmt>(seq.stmts[0]);
       c.scopes.push_back(scope);
       c.inner = scope->body;
     }
@@ -60,7 +60,7 @@ ProgramPtr ReplaceFunction(const ProgramPtr& p, const FunctionPtr& old_fn, Funct
   for (auto& f : fns) {
     if (f == old_fn) f = new_fn;
   }
-  return std::make_shared<Program>(p->name, p->dynamic_dims, std::move(fns));
+  return ir::MakeNode<Program>(p->name, p->dynamic_dims, std::move(fns));
 }
 
 ProgramPtr WithScopes(const ProgramPtr& p, const Chain& c,
@@ -70,19 +70,19 @@ ProgramPtr WithScopes(const ProgramPtr& p, const Chain& c,
 
 CommDomainScopeStmtPtr Edit(const CommDomainScopeStmtPtr& s,
                             const std::function<void(CommDomainScopeStmt&)>& f) {
-  auto copy = std::make_shared<CommDomainScopeStmt>(*s);
+  auto copy = ir::MakeNode<CommDomainScopeStmt>(*s);
   f(*copy);
   return copy;
 }
 
-void CollectAssigns(const StmtPtr& s, std::vector<std::shared_ptr<const AssignStmt>>& out) {
+void CollectAssigns(const StmtPtr& s, std::vector<ir::NodeRef<const AssignStmt>>& out) {
   if (!s) return;
   switch (s->kind()) {
     case NodeKind::kSeqStmts:
       for (const auto& x : static_cast<const SeqStmts&>(*s).stmts) CollectAssigns(x, out);
       break;
     case NodeKind::kAssignStmt:
-      out.push_back(std::static_pointer_cast<const AssignStmt>(s));
+      out.push_back(ir::PtrCast<const AssignStmt>(s));
       break;
     case NodeKind::kForStmt:
       CollectAssigns(static_cast<const ForStmt&>(*s).body, out);
@@ -105,7 +105,7 @@ void CollectAssigns(const StmtPtr& s, std::vector<std::shared_ptr<const AssignSt
 // Assignments under a for, while or if of the host chain: the pass must retype
 // views there as well, and the verifier must look there.
 void CollectNestedAssigns(const StmtPtr& s, bool nested,
-                          std::vector<std::shared_ptr<const AssignStmt>>& out) {
+                          std::vector<ir::NodeRef<const AssignStmt>>& out) {
   if (!s) return;
   switch (s->kind()) {
     case NodeKind::kSeqStmts:
@@ -114,7 +114,7 @@ void CollectNestedAssigns(const StmtPtr& s, bool nested,
       }
       break;
     case NodeKind::kAssignStmt:
-      if (nested) out.push_back(std::static_pointer_cast<const AssignStmt>(s));
+      if (nested) out.push_back(ir::PtrCast<const AssignStmt>(s));
       break;
     case NodeKind::kForStmt:
       CollectNestedAssigns(static_cast<const ForStmt&>(*s).body, true, out);
@@ -131,14 +131,14 @@ void CollectNestedAssigns(const StmtPtr& s, bool nested,
   }
 }
 
-void CollectEvals(const StmtPtr& s, std::vector<std::shared_ptr<const EvalStmt>>& out) {
+void CollectEvals(const StmtPtr& s, std::vector<ir::NodeRef<const EvalStmt>>& out) {
   if (!s) return;
   switch (s->kind()) {
     case NodeKind::kSeqStmts:
       for (const auto& x : static_cast<const SeqStmts&>(*s).stmts) CollectEvals(x, out);
       break;
     case NodeKind::kEvalStmt:
-      out.push_back(std::static_pointer_cast<const EvalStmt>(s));
+      out.push_back(ir::PtrCast<const EvalStmt>(s));
       break;
     case NodeKind::kForStmt:
       CollectEvals(static_cast<const ForStmt&>(*s).body, out);
@@ -162,14 +162,14 @@ WindowBufferPtr WindowOfType(const TypePtr& t) {
 
 TypePtr WithWindow(const TypePtr& t, WindowBufferPtr wb) {
   auto copy =
-      std::make_shared<DistributedTensorType>(static_cast<const DistributedTensorType&>(*t));
+      ir::MakeNode<DistributedTensorType>(static_cast<const DistributedTensorType&>(*t));
   copy->window_buffer = std::move(wb);
   return copy;
 }
 
 // The first assignment in a host chain that defines a view through a window Call.
-std::shared_ptr<const AssignStmt> FirstWindowAssign(const Chain& c) {
-  std::vector<std::shared_ptr<const AssignStmt>> assigns;
+ir::NodeRef<const AssignStmt> FirstWindowAssign(const Chain& c) {
+  std::vector<ir::NodeRef<const AssignStmt>> assigns;
   CollectAssigns(c.inner, assigns);
   for (const auto& a : assigns) {
     if (WindowOfType(a->var->type) && a->value->kind() == NodeKind::kCall &&
@@ -180,8 +180,8 @@ std::shared_ptr<const AssignStmt> FirstWindowAssign(const Chain& c) {
   return nullptr;
 }
 
-std::shared_ptr<const AssignStmt> AllocAssignOf(const Chain& c, const Var* alloc_var) {
-  std::vector<std::shared_ptr<const AssignStmt>> assigns;
+ir::NodeRef<const AssignStmt> AllocAssignOf(const Chain& c, const Var* alloc_var) {
+  std::vector<ir::NodeRef<const AssignStmt>> assigns;
   CollectAssigns(c.inner, assigns);
   for (const auto& a : assigns) {
     if (a->var.get() == alloc_var) return a;
@@ -195,15 +195,15 @@ class Rewriter : public RetypingMutator {
   std::unordered_map<const Stmt*, StmtPtr> stmts;
   std::unordered_map<const WindowBuffer*, WindowBufferPtr> windows;
 
-  NodePtr MutateAssignStmt(const std::shared_ptr<const AssignStmt>& n) override {
+  NodePtr MutateAssignStmt(const ir::NodeRef<const AssignStmt>& n) override {
     if (auto it = stmts.find(n.get()); it != stmts.end()) return it->second;
     return RetypingMutator::MutateAssignStmt(n);
   }
-  NodePtr MutateEvalStmt(const std::shared_ptr<const EvalStmt>& n) override {
+  NodePtr MutateEvalStmt(const ir::NodeRef<const EvalStmt>& n) override {
     if (auto it = stmts.find(n.get()); it != stmts.end()) return it->second;
     return RetypingMutator::MutateEvalStmt(n);
   }
-  NodePtr MutateWindowBuffer(const std::shared_ptr<const WindowBuffer>& n) override {
+  NodePtr MutateWindowBuffer(const ir::NodeRef<const WindowBuffer>& n) override {
     if (auto it = windows.find(n.get()); it != windows.end()) return it->second;
     return RetypingMutator::MutateWindowBuffer(n);
   }
@@ -221,7 +221,7 @@ std::optional<ProgramPtr> EditWindowBuffer(const ProgramPtr& p,
   for (const auto& s : c->scopes) {
     if (s->slots.empty()) continue;
     const WindowBufferPtr& wb = s->slots[0];
-    auto copy = std::make_shared<WindowBuffer>(*wb);
+    auto copy = ir::MakeNode<WindowBuffer>(*wb);
     f(*copy);
     Rewriter r;
     r.windows[wb.get()] = copy;
@@ -238,11 +238,11 @@ std::optional<ProgramPtr> ViewWindowBufferCopy(const ProgramPtr& p) {
   if (!c) return std::nullopt;
   auto a = FirstWindowAssign(*c);
   if (!a) return std::nullopt;
-  auto copy = std::make_shared<const WindowBuffer>(*WindowOfType(a->var->type));
+  auto copy = ir::MakeNode<const WindowBuffer>(*WindowOfType(a->var->type));
   TypePtr t = WithWindow(a->var->type, copy);
-  auto var = std::make_shared<Var>(*a->var);
+  auto var = ir::MakeNode<Var>(*a->var);
   var->type = t;
-  auto call = std::make_shared<Call>(static_cast<const Call&>(*a->value));
+  auto call = ir::MakeNode<Call>(static_cast<const Call&>(*a->value));
   call->type = t;
   Rewriter r;
   r.MapVar(a->var.get(), var);
@@ -256,9 +256,9 @@ std::optional<ProgramPtr> ViewWithoutWindowBuffer(const ProgramPtr& p) {
   auto a = FirstWindowAssign(*c);
   if (!a) return std::nullopt;
   TypePtr t = WithWindow(a->var->type, nullptr);
-  auto var = std::make_shared<Var>(*a->var);
+  auto var = ir::MakeNode<Var>(*a->var);
   var->type = t;
-  auto call = std::make_shared<Call>(static_cast<const Call&>(*a->value));
+  auto call = ir::MakeNode<Call>(static_cast<const Call&>(*a->value));
   call->type = t;
   Rewriter r;
   r.MapVar(a->var.get(), var);
@@ -271,7 +271,7 @@ std::optional<ProgramPtr> DropCallType(const ProgramPtr& p) {
   if (!c) return std::nullopt;
   auto a = FirstWindowAssign(*c);
   if (!a) return std::nullopt;
-  auto call = std::make_shared<Call>(static_cast<const Call&>(*a->value));
+  auto call = ir::MakeNode<Call>(static_cast<const Call&>(*a->value));
   call->type = WithWindow(call->type, nullptr);
   Rewriter r;
   r.stmts[a.get()] = Assign(a->var, call, a->span);
@@ -356,8 +356,8 @@ std::optional<ProgramPtr> ChipParamBackReference(const ProgramPtr& p) {
     for (const auto& param : fn->params) {
       if (!param->type || param->type->kind() != NodeKind::kDistributedTensorType) continue;
       auto base = MakeVar("chip_buf", PtrType::Get());
-      auto wb = std::make_shared<const WindowBuffer>(base, Int(1024), false, false);
-      auto np = std::make_shared<Var>(*param);
+      auto wb = ir::MakeNode<const WindowBuffer>(base, Int(1024), false, false);
+      auto np = ir::MakeNode<Var>(*param);
       np->type = WithWindow(param->type, wb);
       Rewriter r;
       r.MapVar(param.get(), np);
@@ -384,7 +384,7 @@ std::optional<ProgramPtr> AddEmptyScope(const ProgramPtr& p) {
   auto c = FirstChain(p);
   if (!c) return std::nullopt;
   auto scopes = c->scopes;
-  scopes.push_back(std::make_shared<CommDomainScopeStmt>(
+  scopes.push_back(ir::MakeNode<CommDomainScopeStmt>(
       "comm_d" + std::to_string(scopes.size()), DeviceSet::Of({4242}),
       std::vector<WindowBufferPtr>{}, KwargList{}, nullptr));
   return WithScopes(p, *c, scopes);
@@ -399,7 +399,7 @@ std::optional<ProgramPtr> DuplicateSlotName(const ProgramPtr& p) {
     auto second = AllocAssignOf(*c, s->slots[1]->base.get());
     if (!first || !second) continue;
     const auto& first_call = static_cast<const Call&>(*first->value);
-    auto call = std::make_shared<Call>(static_cast<const Call&>(*second->value));
+    auto call = ir::MakeNode<Call>(static_cast<const Call&>(*second->value));
     for (auto& [k, v] : call->kwargs) {
       if (k == "name") v = *FindKwarg(first_call.kwargs, "name");
     }
@@ -413,13 +413,13 @@ std::optional<ProgramPtr> DuplicateSlotName(const ProgramPtr& p) {
 std::optional<ProgramPtr> RemoveSignal(const ProgramPtr& p) {
   auto c = FirstChain(p);
   if (!c) return std::nullopt;
-  std::vector<std::shared_ptr<const AssignStmt>> assigns;
+  std::vector<ir::NodeRef<const AssignStmt>> assigns;
   CollectAssigns(c->inner, assigns);
   for (const auto& a : assigns) {
     if (a->value->kind() != NodeKind::kCall) continue;
     const auto& call = static_cast<const Call&>(*a->value);
     if (call.OpName() != ops::kAllReduce || call.args.size() != 2) continue;
-    auto copy = std::make_shared<Call>(call);
+    auto copy = ir::MakeNode<Call>(call);
     copy->args.pop_back();
     Rewriter r;
     r.stmts[a.get()] = Assign(a->var, copy, a->span);
@@ -479,7 +479,7 @@ std::optional<ProgramPtr> NegativeDevice(const ProgramPtr& p) {
   struct Finder : IRMutator {
     const std::set<std::string>* chips = nullptr;
     bool done = false;
-    NodePtr MutateCall(const std::shared_ptr<const Call>& n) override {
+    NodePtr MutateCall(const ir::NodeRef<const Call>& n) override {
       if (done || !n->Callee() || !chips->count(n->Callee()->name) ||
           !FindAttr(n->attrs, "device")) {
         return IRMutator::MutateCall(n);
@@ -489,7 +489,7 @@ std::optional<ProgramPtr> NegativeDevice(const ProgramPtr& p) {
       });
       if (!has_view) return n;
       done = true;
-      auto copy = std::make_shared<Call>(*n);
+      auto copy = ir::MakeNode<Call>(*n);
       for (auto& [k, v] : copy->attrs) {
         if (k == "device") v = Int(-1);
       }
@@ -505,12 +505,12 @@ std::optional<ProgramPtr> NegativeDevice(const ProgramPtr& p) {
 // Gives the view defined by `a` (Var and defining Call alike, so V006 stays quiet)
 // a WindowBuffer of its own: equal in value to the alloc's, but another object.
 ProgramPtr CopyWindowOfAssign(const ProgramPtr& p, const Chain& c,
-                              const std::shared_ptr<const AssignStmt>& a) {
-  auto copy = std::make_shared<const WindowBuffer>(*WindowOfType(a->var->type));
+                              const ir::NodeRef<const AssignStmt>& a) {
+  auto copy = ir::MakeNode<const WindowBuffer>(*WindowOfType(a->var->type));
   TypePtr t = WithWindow(a->var->type, copy);
-  auto var = std::make_shared<Var>(*a->var);
+  auto var = ir::MakeNode<Var>(*a->var);
   var->type = t;
-  auto call = std::make_shared<Call>(static_cast<const Call&>(*a->value));
+  auto call = ir::MakeNode<Call>(static_cast<const Call&>(*a->value));
   call->type = t;
   Rewriter r;
   r.MapVar(a->var.get(), var);
@@ -526,7 +526,7 @@ bool IsInPlaceCollective(std::string_view op) {
 std::optional<ProgramPtr> InPlaceResultWindowBufferCopy(const ProgramPtr& p) {
   auto c = FirstChain(p);
   if (!c) return std::nullopt;
-  std::vector<std::shared_ptr<const AssignStmt>> assigns;
+  std::vector<ir::NodeRef<const AssignStmt>> assigns;
   CollectAssigns(c->inner, assigns);
   for (const auto& a : assigns) {
     if (!WindowOfType(a->var->type) || a->value->kind() != NodeKind::kCall) continue;
@@ -542,18 +542,18 @@ std::optional<ProgramPtr> InnerViewWithoutWindowBuffer(const ProgramPtr& p) {
   if (!c) return std::nullopt;
   // Prefer a view under a loop or if; fall back to the last view of the body so
   // straight-line programs are probed at a second position too.
-  std::vector<std::shared_ptr<const AssignStmt>> assigns;
+  std::vector<ir::NodeRef<const AssignStmt>> assigns;
   CollectNestedAssigns(c->inner, false, assigns);
-  std::vector<std::shared_ptr<const AssignStmt>> all;
+  std::vector<ir::NodeRef<const AssignStmt>> all;
   CollectAssigns(c->inner, all);
   assigns.insert(assigns.end(), all.rbegin(), all.rend());
   for (const auto& a : assigns) {
     if (!WindowOfType(a->var->type) || a->value->kind() != NodeKind::kCall) continue;
     if (static_cast<const Call&>(*a->value).OpName() != ops::kWindow) continue;
     TypePtr t = WithWindow(a->var->type, nullptr);
-    auto var = std::make_shared<Var>(*a->var);
+    auto var = ir::MakeNode<Var>(*a->var);
     var->type = t;
-    auto call = std::make_shared<Call>(static_cast<const Call&>(*a->value));
+    auto call = ir::MakeNode<Call>(static_cast<const Call&>(*a->value));
     call->type = t;
     Rewriter r;
     r.MapVar(a->var.get(), var);
@@ -566,15 +566,15 @@ std::optional<ProgramPtr> InnerViewWithoutWindowBuffer(const ProgramPtr& p) {
 std::optional<ProgramPtr> RemoveBareSignal(const ProgramPtr& p) {
   auto c = FirstChain(p);
   if (!c) return std::nullopt;
-  std::vector<std::shared_ptr<const EvalStmt>> evals;
+  std::vector<ir::NodeRef<const EvalStmt>> evals;
   CollectEvals(c->inner, evals);
   for (const auto& e : evals) {
     if (!e->expr || e->expr->kind() != NodeKind::kCall) continue;
     const auto& call = static_cast<const Call&>(*e->expr);
     if (call.OpName() != ops::kAllReduce || call.args.size() != 2) continue;
-    auto copy = std::make_shared<Call>(call);
+    auto copy = ir::MakeNode<Call>(call);
     copy->args.pop_back();
-    auto stmt = std::make_shared<EvalStmt>(*e);  // keeps the span
+    auto stmt = ir::MakeNode<EvalStmt>(*e);  // keeps the span
     stmt->expr = copy;
     Rewriter r;
     r.stmts[e.get()] = stmt;

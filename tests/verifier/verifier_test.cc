@@ -150,13 +150,13 @@ ProgramPtr ReplaceFn(const ProgramPtr& p, const std::string& name, FunctionPtr f
   for (auto& f : fns) {
     if (f->name == name) f = fn;
   }
-  return std::make_shared<Program>(p->name, p->dynamic_dims, std::move(fns));
+  return ir::MakeNode<Program>(p->name, p->dynamic_dims, std::move(fns));
 }
 
 TEST(VerifierRelational, ChangedChipFunctionIsReportedWithPath) {
   auto f = AllFixtures()[0];
   auto chip = f.after->FindFunction("chip_orch");
-  auto changed = std::make_shared<Function>(*chip);
+  auto changed = ir::MakeNode<Function>(*chip);
   changed->body = Seq({Return({Int(7)})});
   auto diags = VerifyRelational(f.before, ReplaceFn(f.after, "chip_orch", changed));
   ASSERT_TRUE(HasCode(diags, "CDS-V027")) << Codes(diags);
@@ -171,9 +171,9 @@ TEST(VerifierRelational, ChangedHostStatementIsReported) {
       static_cast<const CommDomainScopeStmt&>(*static_cast<const SeqStmts&>(*host->body).stmts[0]);
   auto inner = static_cast<const SeqStmts&>(*scope.body).stmts;
   inner.back() = Return({Int(1)});
-  auto new_scope = std::make_shared<CommDomainScopeStmt>(scope);
+  auto new_scope = ir::MakeNode<CommDomainScopeStmt>(scope);
   new_scope->body = Seq(inner);
-  auto new_host = std::make_shared<Function>(*host);
+  auto new_host = ir::MakeNode<Function>(*host);
   new_host->body = Seq({new_scope});
   auto diags = VerifyRelational(f.before, ReplaceFn(f.after, "host_orch", new_host));
   ASSERT_TRUE(HasCode(diags, "CDS-V028")) << Codes(diags);
@@ -186,7 +186,7 @@ TEST(VerifierRelational, MissingOrExtraFunctionIsReported) {
   for (const auto& fn : f.after->functions) {
     if (fn->name != "chip_orch") fns.push_back(fn);
   }
-  auto after = std::make_shared<Program>(f.after->name, f.after->dynamic_dims, fns);
+  auto after = ir::MakeNode<Program>(f.after->name, f.after->dynamic_dims, fns);
   EXPECT_TRUE(HasCode(VerifyRelational(f.before, after), "CDS-V026"));
   EXPECT_TRUE(HasCode(VerifyRelational(after, f.after), "CDS-V026"));
 }
@@ -277,16 +277,16 @@ TEST(VerifierCoverage, DeviceDescriptors) {
 
 TEST(VerifierRobustness, NullsAndOddShapesAreReported) {
   auto host = HostFunction("host_orch", Seq({nullptr, Eval(nullptr), Assign(nullptr, Int(1))}));
-  auto p = std::make_shared<Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{host});
+  auto p = ir::MakeNode<Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{host});
   auto diags = VerifyProgram(p, NoRoundTrip());
   EXPECT_TRUE(HasCode(diags, "CDS-V029")) << Codes(diags);
   EXPECT_TRUE(HasCode(VerifyProgram(nullptr), "CDS-V029"));
   EXPECT_TRUE(HasCode(VerifyRelational(nullptr, p), "CDS-V029"));
 
-  auto slotless = std::make_shared<CommDomainScopeStmt>(
+  auto slotless = ir::MakeNode<CommDomainScopeStmt>(
       "comm_d0", DeviceSet::All(), std::vector<WindowBufferPtr>{nullptr}, KwargList{}, nullptr);
   auto host2 = HostFunction("host_orch", Seq({slotless}));
-  auto p2 = std::make_shared<Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{host2});
+  auto p2 = ir::MakeNode<Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{host2});
   auto d2 = VerifyProgram(p2, NoRoundTrip());
   EXPECT_TRUE(HasCode(d2, "CDS-V029")) << Codes(d2);
   EXPECT_TRUE(HasCode(d2, "CDS-V012")) << Codes(d2);

@@ -29,30 +29,30 @@ using Replacements = std::unordered_map<const Node*, NodePtr>;
 class Walker : public IRMutator {
  public:
 #define CDS_REDUCE_SKIP_TYPE(N) \
-  NodePtr Mutate##N(const std::shared_ptr<const N>& n) override { return n; }
+  NodePtr Mutate##N(const ir::NodeRef<const N>& n) override { return n; }
   CDS_TYPE_NODES(CDS_REDUCE_SKIP_TYPE)
 #undef CDS_REDUCE_SKIP_TYPE
-  NodePtr MutateMakeTuple(const std::shared_ptr<const MakeTuple>& n) override { return n; }
+  NodePtr MutateMakeTuple(const ir::NodeRef<const MakeTuple>& n) override { return n; }
 };
 
 struct Targets {
-  std::vector<std::pair<size_t, std::shared_ptr<const SeqStmts>>> seqs;  // (function, list)
+  std::vector<std::pair<size_t, ir::NodeRef<const SeqStmts>>> seqs;  // (function, list)
   std::vector<std::pair<size_t, CallPtr>> calls;
-  std::vector<std::pair<size_t, std::shared_ptr<const ConstInt>>> consts;
+  std::vector<std::pair<size_t, ir::NodeRef<const ConstInt>>> consts;
 };
 
 class Collector final : public Walker {
  public:
   Collector(Targets& t, size_t fn) : t_(t), fn_(fn) {}
-  NodePtr MutateSeqStmts(const std::shared_ptr<const SeqStmts>& n) override {
+  NodePtr MutateSeqStmts(const ir::NodeRef<const SeqStmts>& n) override {
     t_.seqs.emplace_back(fn_, n);  // before the children: pre-order
     return Walker::MutateSeqStmts(n);
   }
-  NodePtr MutateCall(const std::shared_ptr<const Call>& n) override {
+  NodePtr MutateCall(const ir::NodeRef<const Call>& n) override {
     t_.calls.emplace_back(fn_, n);
     return Walker::MutateCall(n);
   }
-  NodePtr MutateConstInt(const std::shared_ptr<const ConstInt>& n) override {
+  NodePtr MutateConstInt(const ir::NodeRef<const ConstInt>& n) override {
     t_.consts.emplace_back(fn_, n);
     return n;
   }
@@ -75,15 +75,15 @@ Targets Collect(const Program& p) {
 class Replacer final : public Walker {
  public:
   explicit Replacer(const Replacements& r) : r_(r) {}
-  NodePtr MutateSeqStmts(const std::shared_ptr<const SeqStmts>& n) override {
+  NodePtr MutateSeqStmts(const ir::NodeRef<const SeqStmts>& n) override {
     if (auto it = r_.find(n.get()); it != r_.end()) return it->second;
     return Walker::MutateSeqStmts(n);
   }
-  NodePtr MutateCall(const std::shared_ptr<const Call>& n) override {
+  NodePtr MutateCall(const ir::NodeRef<const Call>& n) override {
     if (auto it = r_.find(n.get()); it != r_.end()) return it->second;
     return Walker::MutateCall(n);
   }
-  NodePtr MutateConstInt(const std::shared_ptr<const ConstInt>& n) override {
+  NodePtr MutateConstInt(const ir::NodeRef<const ConstInt>& n) override {
     if (auto it = r_.find(n.get()); it != r_.end()) return it->second;
     return n;
   }
@@ -96,8 +96,8 @@ class Replacer final : public Walker {
 class DropArg final : public Walker {
  public:
   DropArg(std::string callee, size_t index) : callee_(std::move(callee)), index_(index) {}
-  NodePtr MutateCall(const std::shared_ptr<const Call>& n) override {
-    auto m = std::static_pointer_cast<const Call>(Walker::MutateCall(n));
+  NodePtr MutateCall(const ir::NodeRef<const Call>& n) override {
+    auto m = ir::PtrCast<const Call>(Walker::MutateCall(n));
     GlobalVarPtr g = m->Callee();
     if (!g || g->name != callee_ || index_ >= m->args.size()) return m;
     auto c = ir::MakeNode<Call>(*m);

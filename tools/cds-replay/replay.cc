@@ -111,14 +111,14 @@ class ScopeCollector final : public ir::IRVisitor {
   std::unordered_map<const ir::Var*, std::string> alloc_names;
   std::vector<const ir::CommDomainScopeStmt*> scopes;
 
-  void VisitAssignStmt(const std::shared_ptr<const ir::AssignStmt>& n) override {
+  void VisitAssignStmt(const ir::NodeRef<const ir::AssignStmt>& n) override {
     const auto* call = As<ir::Call>(n->value, ir::NodeKind::kCall);
     if (call && n->var && call->OpName() == ir::ops::kAllocWindowBuffer) {
       alloc_names.emplace(n->var.get(), LogicalAllocName(*call, *n->var));
     }
     VisitChildren(*n);
   }
-  void VisitCommDomainScopeStmt(const std::shared_ptr<const ir::CommDomainScopeStmt>& n) override {
+  void VisitCommDomainScopeStmt(const ir::NodeRef<const ir::CommDomainScopeStmt>& n) override {
     scopes.push_back(n.get());
     VisitChildren(*n);
   }
@@ -191,17 +191,17 @@ class CollectiveScan final : public ir::IRVisitor {
   };
   std::vector<Use> calls;
 
-  void VisitForStmt(const std::shared_ptr<const ir::ForStmt>& n) override {
+  void VisitForStmt(const ir::NodeRef<const ir::ForStmt>& n) override {
     ++loops_;
     VisitChildren(*n);
     --loops_;
   }
-  void VisitWhileStmt(const std::shared_ptr<const ir::WhileStmt>& n) override {
+  void VisitWhileStmt(const ir::NodeRef<const ir::WhileStmt>& n) override {
     ++loops_;
     VisitChildren(*n);
     --loops_;
   }
-  void VisitCall(const std::shared_ptr<const ir::Call>& n) override {
+  void VisitCall(const ir::NodeRef<const ir::Call>& n) override {
     const std::string& op = n->OpName();
     if (op == ir::ops::kAllReduce || op == ir::ops::kBroadcast || op == ir::ops::kReduceScatter ||
         op == ir::ops::kBarrier || op == ir::ops::kAllGather || op == ir::ops::kAllToAll ||
