@@ -138,6 +138,10 @@ inline bool ReleaseNode(const Node* node) noexcept {
   return refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
 
+inline long NodeUseCount(const Node* node) noexcept {
+  return static_cast<long>(NodeAccess::Refs(node).load(std::memory_order_relaxed));
+}
+
 template <typename T, typename... Args>
 NodeRef<T> MakeNode(Args&&... args) {
   using U = std::remove_cv_t<T>;

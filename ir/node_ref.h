@@ -28,6 +28,7 @@ void DestroyNode(const Node* node) noexcept;
 inline void RetainNode(const Node* node) noexcept;
 // True when this was the last reference.
 inline bool ReleaseNode(const Node* node) noexcept;
+inline long NodeUseCount(const Node* node) noexcept;
 
 template <typename T>
 class NodeRef {
@@ -83,6 +84,10 @@ class NodeRef {
   T& operator*() const noexcept { return *p_; }
   T* operator->() const noexcept { return p_; }
   explicit operator bool() const noexcept { return p_ != nullptr; }
+
+  // References to the node, this one included (0 when null). For tests and
+  // assertions: another thread may change it at any time.
+  long use_count() const noexcept { return p_ ? NodeUseCount(AsNode(p_)) : 0; }
 
   void reset() noexcept { NodeRef().swap(*this); }
   void swap(NodeRef& o) noexcept { std::swap(p_, o.p_); }
