@@ -18,11 +18,11 @@ NodeRef<T> WithSpan(NodeRef<T> n, Span& span) {
 
 TypePtr ScalarTy(DataType dt) { return ScalarType::Get(dt); }
 
-TypePtr TensorTy(std::vector<ExprPtr> shape, DataType dt) {
+TypePtr TensorTy(NodeList<ExprPtr> shape, DataType dt) {
   return MakeNode<const TensorType>(std::move(shape), dt);
 }
 
-TypePtr DistTensorTy(std::vector<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
+TypePtr DistTensorTy(NodeList<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
   return MakeNode<const DistributedTensorType>(std::move(shape), dt, nullptr, nullptr, std::move(wb));
 }
 
@@ -39,7 +39,7 @@ ExprPtr Int(int64_t v, DataType dt, Span span) { return WithSpan(MakeNode<ConstI
 ExprPtr Float(double v, DataType dt, Span span) { return WithSpan(MakeNode<ConstFloat>(v, dt), span); }
 ExprPtr Bool(bool v, Span span) { return WithSpan(MakeNode<ConstBool>(v), span); }
 ExprPtr Str(std::string v, Span span) { return WithSpan(MakeNode<ConstString>(std::move(v)), span); }
-ExprPtr Tuple(std::vector<ExprPtr> elements, Span span) {
+ExprPtr Tuple(NodeList<ExprPtr> elements, Span span) {
   return WithSpan(MakeNode<MakeTuple>(std::move(elements)), span);
 }
 
@@ -86,7 +86,7 @@ ExprPtr Unary(UnaryOp op, ExprPtr x, Span span) {
   return WithSpan(MakeNode<UnaryExpr>(op, std::move(x), std::move(t)), span);
 }
 
-CallPtr MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device, TypePtr result_type,
+CallPtr MakeFunctionCall(std::string callee, NodeList<ExprPtr> args, ExprPtr device, TypePtr result_type,
                          Span span) {
   auto gv = MakeNode<GlobalVar>(std::move(callee));
   gv->span = span;  // copied: the call below takes the span too
@@ -102,10 +102,10 @@ StmtPtr Assign(VarPtr var, ExprPtr value, Span span) {
   return WithSpan(MakeNode<AssignStmt>(std::move(var), std::move(value)), span);
 }
 StmtPtr Eval(ExprPtr e, Span span) { return WithSpan(MakeNode<EvalStmt>(std::move(e)), span); }
-StmtPtr Return(std::vector<ExprPtr> values, Span span) {
+StmtPtr Return(NodeList<ExprPtr> values, Span span) {
   return WithSpan(MakeNode<ReturnStmt>(std::move(values)), span);
 }
-SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, Span span) {
+SeqStmtsPtr Seq(NodeList<StmtPtr> stmts, Span span) {
   return WithSpan(MakeNode<SeqStmts>(std::move(stmts)), span);
 }
 StmtPtr For(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, Span span) {
@@ -122,7 +122,7 @@ StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, Span span) {
 
 std::vector<StmtPtr> Flatten(const StmtPtr& body) {
   if (!body) return {};
-  if (body->kind() == NodeKind::kSeqStmts) return static_cast<const SeqStmts&>(*body).stmts;
+  if (body->kind() == NodeKind::kSeqStmts) return static_cast<const SeqStmts&>(*body).stmts.ToVector();
   return {body};
 }
 

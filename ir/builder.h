@@ -12,8 +12,8 @@
 namespace cds::ir {
 
 TypePtr ScalarTy(DataType dt);
-TypePtr TensorTy(std::vector<ExprPtr> shape, DataType dt);
-TypePtr DistTensorTy(std::vector<ExprPtr> shape, DataType dt, WindowBufferPtr wb = nullptr);
+TypePtr TensorTy(NodeList<ExprPtr> shape, DataType dt);
+TypePtr DistTensorTy(NodeList<ExprPtr> shape, DataType dt, WindowBufferPtr wb = nullptr);
 std::vector<ExprPtr> Shape(std::initializer_list<int64_t> dims);
 
 VarPtr MakeVar(std::string name, TypePtr type, Span span = {});
@@ -21,7 +21,7 @@ ExprPtr Int(int64_t v, DataType dt = DataType::kInt64, Span span = {});
 ExprPtr Float(double v, DataType dt = DataType::kFP32, Span span = {});
 ExprPtr Bool(bool v, Span span = {});
 ExprPtr Str(std::string v, Span span = {});
-ExprPtr Tuple(std::vector<ExprPtr> elements, Span span = {});
+ExprPtr Tuple(NodeList<ExprPtr> elements, Span span = {});
 
 // The result dtype of a scalar binary op: comparisons and And/Or give BOOL;
 // a float operand wins; INDEX wins over other integers; else the wider operand.
@@ -34,13 +34,13 @@ inline ExprPtr Mul(ExprPtr a, ExprPtr b) { return Binary(BinaryOp::kMul, std::mo
 
 // `self.callee(args..., device=device)`; result type is the callee's return type
 // (Unknown when it returns nothing or several values are not known yet).
-CallPtr MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device, TypePtr result_type,
+CallPtr MakeFunctionCall(std::string callee, NodeList<ExprPtr> args, ExprPtr device, TypePtr result_type,
                          Span span = {});
 
 StmtPtr Assign(VarPtr var, ExprPtr value, Span span = {});
 StmtPtr Eval(ExprPtr e, Span span = {});
-StmtPtr Return(std::vector<ExprPtr> values, Span span = {});
-SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, Span span = {});
+StmtPtr Return(NodeList<ExprPtr> values, Span span = {});
+SeqStmtsPtr Seq(NodeList<StmtPtr> stmts, Span span = {});
 StmtPtr For(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, Span span = {});
 StmtPtr While(ExprPtr cond, StmtPtr body, Span span = {});
 StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr, Span span = {});

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -141,8 +142,8 @@ class UnaryExpr final : public Expr {
 // A list/tuple literal: shapes `[256, 4]`, `deps=[t]`, `init_values=(a,)`.
 class MakeTuple final : public Expr {
  public:
-  explicit MakeTuple(std::vector<ExprPtr> e);
-  std::vector<ExprPtr> elements;
+  explicit MakeTuple(NodeList<ExprPtr> e);
+  NodeList<ExprPtr> elements;
   static constexpr auto Fields() {
     return std::make_tuple(UsualField("elements", &MakeTuple::elements), UsualField("type", &MakeTuple::type));
   }
@@ -174,10 +175,10 @@ class Slice final : public Expr {
 // `x[i]`, `out[0:8, 0:64]`.
 class Subscript final : public Expr {
  public:
-  Subscript(ExprPtr v, std::vector<ExprPtr> idx, TypePtr t)
+  Subscript(ExprPtr v, NodeList<ExprPtr> idx, TypePtr t)
       : Expr(NodeKind::kSubscript, std::move(t)), value(std::move(v)), indices(std::move(idx)) {}
   ExprPtr value;
-  std::vector<ExprPtr> indices;
+  NodeList<ExprPtr> indices;
   static constexpr auto Fields() {
     return std::make_tuple(UsualField("value", &Subscript::value), UsualField("indices", &Subscript::indices),
                            UsualField("type", &Subscript::type));
@@ -191,12 +192,17 @@ struct EnumAttr {
   bool operator==(const EnumAttr& o) const { return qualified == o.qualified; }
 };
 using AttrValue = std::variant<bool, int64_t, double, std::string, DataType, EnumAttr, ExprPtr>;
-using KwargList = std::vector<std::pair<std::string, AttrValue>>;
-using ExprAttrList = std::vector<std::pair<std::string, ExprPtr>>;
+using Kwarg = std::pair<std::string, AttrValue>;
+using ExprAttr = std::pair<std::string, ExprPtr>;
+// Builders collect kwargs in a KwargList; a node holds them in a Kwargs.
+using KwargList = std::vector<Kwarg>;
+using ExprAttrList = std::vector<ExprAttr>;
+using Kwargs = NodeList<Kwarg>;
+using ExprAttrs = NodeList<ExprAttr>;
 
 // Looks up a kwarg by name; nullptr if absent.
-const AttrValue* FindKwarg(const KwargList& kwargs, std::string_view name);
-ExprPtr FindAttr(const ExprAttrList& attrs, std::string_view name);
+const AttrValue* FindKwarg(std::span<const Kwarg> kwargs, std::string_view name);
+ExprPtr FindAttr(std::span<const ExprAttr> attrs, std::string_view name);
 
 struct OpInfo;
 // A registered (or opaque) operator. Compared by name.
@@ -213,13 +219,13 @@ using OpPtr = NodeRef<const Op>;
 // For cross-function calls `device=` lives in attrs["device"].
 class Call final : public Expr {
  public:
-  Call(NodePtr o, std::vector<ExprPtr> a, KwargList kw, ExprAttrList at, TypePtr t)
+  Call(NodePtr o, NodeList<ExprPtr> a, Kwargs kw, ExprAttrs at, TypePtr t)
       : Expr(NodeKind::kCall, std::move(t)), op(std::move(o)), args(std::move(a)), kwargs(std::move(kw)),
         attrs(std::move(at)) {}
   NodePtr op;  // Op or GlobalVar
-  std::vector<ExprPtr> args;
-  KwargList kwargs;
-  ExprAttrList attrs;
+  NodeList<ExprPtr> args;
+  Kwargs kwargs;
+  ExprAttrs attrs;
   static constexpr auto Fields() {
     return std::make_tuple(UsualField("op", &Call::op), UsualField("args", &Call::args),
                            UsualField("kwargs", &Call::kwargs), UsualField("attrs", &Call::attrs),

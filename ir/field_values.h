@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/node.h"
+#include "ir/node_list.h"
 
 namespace cds::ir::detail {
 
@@ -22,6 +23,8 @@ template <typename T>
 struct IsVector : std::false_type {};
 template <typename T>
 struct IsVector<std::vector<T>> : std::true_type {};
+template <typename T>
+struct IsVector<NodeList<T>> : std::true_type {};
 
 template <typename T>
 struct IsOptional : std::false_type {};

@@ -22,14 +22,14 @@ std::optional<Role> RoleFromName(std::string_view s);
 
 class Function final : public Node {
  public:
-  Function(std::string n, std::vector<VarPtr> p, std::vector<ParamDirection> d, std::vector<TypePtr> r,
+  Function(std::string n, NodeList<VarPtr> p, NodeList<ParamDirection> d, NodeList<TypePtr> r,
            StmtPtr b, FunctionType t, std::optional<Level> l = std::nullopt, std::optional<Role> ro = std::nullopt)
       : Node(NodeKind::kFunction), name(std::move(n)), params(std::move(p)), param_directions(std::move(d)),
         return_types(std::move(r)), body(std::move(b)), func_type(t), level(l), role(ro) {}
   std::string name;
-  std::vector<VarPtr> params;
-  std::vector<ParamDirection> param_directions;  // one per param
-  std::vector<TypePtr> return_types;
+  NodeList<VarPtr> params;
+  NodeList<ParamDirection> param_directions;  // one per param
+  NodeList<TypePtr> return_types;
   StmtPtr body;
   FunctionType func_type;
   std::optional<Level> level;  // as written; see EffectiveLevel()

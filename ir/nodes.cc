@@ -67,14 +67,14 @@ ConstFloat::ConstFloat(double v, DataType dt) : Expr(NodeKind::kConstFloat, Scal
 ConstBool::ConstBool(bool v) : Expr(NodeKind::kConstBool, ScalarType::Get(DataType::kBool)), value(v) {}
 ConstString::ConstString(std::string v) : Expr(NodeKind::kConstString, UnknownType::Get()), value(std::move(v)) {}
 
-static TypePtr TupleTypeOf(const std::vector<ExprPtr>& elements) {
+static TypePtr TupleTypeOf(std::span<const ExprPtr> elements) {
   std::vector<TypePtr> types;
   types.reserve(elements.size());
   for (const auto& e : elements) types.push_back(e ? e->type : UnknownType::Get());
   return MakeNode<const TupleType>(std::move(types));
 }
 
-MakeTuple::MakeTuple(std::vector<ExprPtr> e)
+MakeTuple::MakeTuple(NodeList<ExprPtr> e)
     : Expr(NodeKind::kMakeTuple, TupleTypeOf(e)), elements(std::move(e)) {}
 
 Slice::Slice(ExprPtr a, ExprPtr b, ExprPtr c)
@@ -104,14 +104,14 @@ std::string_view BinaryOpName(BinaryOp op) {
 
 std::string_view UnaryOpName(UnaryOp op) { return op == UnaryOp::kNot ? "Not" : "Neg"; }
 
-const AttrValue* FindKwarg(const KwargList& kwargs, std::string_view name) {
+const AttrValue* FindKwarg(std::span<const Kwarg> kwargs, std::string_view name) {
   for (const auto& [k, v] : kwargs) {
     if (k == name) return &v;
   }
   return nullptr;
 }
 
-ExprPtr FindAttr(const ExprAttrList& attrs, std::string_view name) {
+ExprPtr FindAttr(std::span<const ExprAttr> attrs, std::string_view name) {
   for (const auto& [k, v] : attrs) {
     if (k == name) return v;
   }

@@ -11,7 +11,7 @@ namespace cds::ir {
 
 namespace {
 
-using Args = std::vector<ExprPtr>;
+using Args = std::span<const ExprPtr>;
 
 const DistributedTensorType* AsDist(const ExprPtr& e) {
   if (!e || !e->type || e->type->kind() != NodeKind::kDistributedTensorType) return nullptr;
@@ -32,7 +32,7 @@ void RequireWindow(std::string_view op, const char* role, const ExprPtr& e, cons
   }
 }
 
-DataType RequireDTypeKwarg(std::string_view op, const KwargList& kwargs, const Span& span) {
+DataType RequireDTypeKwarg(std::string_view op, std::span<const Kwarg> kwargs, const Span& span) {
   const AttrValue* v = FindKwarg(kwargs, "dtype");
   if (!v || !std::holds_alternative<DataType>(*v)) {
     throw ValueError(fmt::format("{}: dtype= must be a data type such as pl.FP32", op), span);
@@ -53,7 +53,7 @@ const MakeTuple* RequireShape(std::string_view op, const ExprPtr& e, const Span&
   return shape;
 }
 
-void RequireEnumKwarg(std::string_view op, const KwargList& kwargs, const char* name, const Span& span) {
+void RequireEnumKwarg(std::string_view op, std::span<const Kwarg> kwargs, const char* name, const Span& span) {
   const AttrValue* v = FindKwarg(kwargs, name);
   if (v && !std::holds_alternative<EnumAttr>(*v)) {
     throw ValueError(fmt::format("{}: {}= must be an enum value such as pld.ReduceOp.Sum", op, name), span);
@@ -77,7 +77,7 @@ OpRegistry::OpRegistry() {
     op_nodes_.push_back(MakeNode<const Op>(infos_.back()->name, infos_.back().get()));
   };
   add({std::string(ops::kAllocWindowBuffer), 1, 1, {"name", "dtype"}, {},
-       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kAllocWindowBuffer);
          if (a[0]->kind() == NodeKind::kMakeTuple) {
            RequireShape(op, a[0], span);
@@ -99,7 +99,7 @@ OpRegistry::OpRegistry() {
          return PtrType::Get();
        }});
   add({std::string(ops::kWindow), 2, 2, {"dtype"}, {"dtype"},
-       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kWindow);
          if (!IsUnknown(a[0]) && a[0]->type->kind() != NodeKind::kPtrType) {
            throw ValueError(
@@ -109,10 +109,10 @@ OpRegistry::OpRegistry() {
          return DistTensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
        }});
   add({std::string(ops::kWorldSize), 0, 0, {}, {},
-       [](const Args&, const KwargList&, const Span&) -> TypePtr { return ScalarTy(DataType::kIndex); }});
+       [](const Args&, std::span<const Kwarg>, const Span&) -> TypePtr { return ScalarTy(DataType::kIndex); }});
   // mode= ("ring", "mesh") picks PyPTO's algorithm; it does not change the type.
   add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num", "mode"}, {},
-       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kAllReduce);
          RequireWindow(op, "data", a[0], span, false);
          if (a.size() == 2) RequireWindow(op, "signal", a[1], span, true);
@@ -124,14 +124,14 @@ OpRegistry::OpRegistry() {
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kBroadcast), 2, 2, {"root"}, {},
-       [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
          const std::string_view op(ops::kBroadcast);
          RequireWindow(op, "data", a[0], span, false);
          RequireWindow(op, "signal", a[1], span, true);
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kReduceScatter), 2, 2, {"op"}, {},
-       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kReduceScatter);
          RequireWindow(op, "data", a[0], span, false);
          RequireWindow(op, "signal", a[1], span, true);
@@ -142,7 +142,7 @@ OpRegistry::OpRegistry() {
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kBarrier), 1, 1, {}, {},
-       [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
          RequireWindow(ops::kBarrier, "signal", a[0], span, true);
          return UnknownType::Get();
        }});
@@ -151,7 +151,7 @@ OpRegistry::OpRegistry() {
     std::vector<std::string> kwargs;
     if (name == ops::kAllGather) kwargs.push_back("defer");
     add({std::string(name), 3, 3, kwargs, {},
-         [name](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+         [name](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
            const std::string_view op(name);
            if (name == ops::kAllGather) {
              RequireSource(op, a[0], span);
@@ -164,7 +164,7 @@ OpRegistry::OpRegistry() {
          }});
   }
   add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {},
-       [](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
          const std::string_view op(ops::kAllToAllV);
          RequireWindow(op, "input", a[0], span, false);
          RequireWindow(op, "target", a[1], span, false);
@@ -173,14 +173,14 @@ OpRegistry::OpRegistry() {
          return TypeOfArg(a, 1);
        }});
   add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"},
-       [](const Args& a, const KwargList& kw, const Span& span) -> TypePtr {
+       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kTensorCreate);
          const MakeTuple* shape = RequireShape(op, a[0], span);
          return TensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
        }});
   for (std::string_view name : {ops::kTensorAdd, ops::kTensorSub, ops::kTensorMul}) {
     add({std::string(name), 2, 2, {}, {},
-         [name](const Args& a, const KwargList&, const Span& span) -> TypePtr {
+         [name](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
            for (const auto& x : a) {
              NodeKind k = x->type->kind();
              if (k != NodeKind::kTensorType && k != NodeKind::kDistributedTensorType && k != NodeKind::kUnknownType) {
@@ -219,7 +219,7 @@ std::vector<std::string> OpRegistry::Names() const {
 
 namespace {
 
-TypePtr CheckAndDeduce(const OpInfo& info, const std::vector<ExprPtr>& args, const KwargList& kwargs,
+TypePtr CheckAndDeduce(const OpInfo& info, std::span<const ExprPtr> args, std::span<const Kwarg> kwargs,
                        const Span& span) {
   const int n = static_cast<int>(args.size());
   if (n < info.min_args || n > info.max_args) {
@@ -250,7 +250,7 @@ TypePtr CheckAndDeduce(const OpInfo& info, const std::vector<ExprPtr>& args, con
 
 }  // namespace
 
-CallPtr MakeOpCall(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs, Span span) {
+CallPtr MakeOpCall(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs, Span span) {
   const OpInfo* info = OpRegistry::Get().Find(op_name);
   if (!info) throw ValueError(fmt::format("unknown op '{}'", op_name), span);
   TypePtr t = CheckAndDeduce(*info, args, kwargs, span);
@@ -260,7 +260,7 @@ CallPtr MakeOpCall(std::string_view op_name, std::vector<ExprPtr> args, KwargLis
   return call;
 }
 
-CallPtr MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs,
+CallPtr MakeOpCallWithType(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs,
                            TypePtr result_type, Span span) {
   const OpInfo* info = OpRegistry::Get().Find(op_name);
   if (info) CheckAndDeduce(*info, args, kwargs, span);

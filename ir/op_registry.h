@@ -1,5 +1,7 @@
 #pragma once
 
+#include <span>
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -19,7 +21,7 @@ struct OpInfo {
   std::vector<std::string> required_kwargs;
   // Deduces the result type from checked arguments; throws ValueError(span) when
   // argument types are wrong.
-  std::function<TypePtr(const std::vector<ExprPtr>& args, const KwargList& kwargs, const Span& span)> deduce;
+  std::function<TypePtr(std::span<const ExprPtr> args, std::span<const Kwarg> kwargs, const Span& span)> deduce;
 };
 
 // Op names used across the project.
@@ -56,11 +58,11 @@ class OpRegistry {
 
 // Builds a call of a registered op: checks arity, unknown and missing kwargs and
 // argument types, and deduces the result type. Throws ValueError at `span`.
-CallPtr MakeOpCall(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs = {}, Span span = {});
+CallPtr MakeOpCall(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs = {}, Span span = {});
 
 // Same checks, but keeps `result_type` as recorded (pl._dump.call and the pass's
 // re-minted calls).
-CallPtr MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs, TypePtr result_type,
+CallPtr MakeOpCallWithType(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs, TypePtr result_type,
                            Span span = {});
 
 // Re-deduces the result type of an op call from its current args and kwargs.

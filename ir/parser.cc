@@ -490,7 +490,7 @@ class Parser {
   void EnsureParsed(FuncSig* sig);
   void ParseFunctionBody(FuncSig* sig);
   void ParseFunctionBodyHere(FuncSig* sig);
-  const std::vector<TypePtr>& ReturnTypesOf(FuncSig* sig, const Token& at);
+  std::span<const TypePtr> ReturnTypesOf(FuncSig* sig, const Token& at);
   std::vector<TypePtr> ParseReturnAnnotation();
 
   // ---- statements
@@ -971,7 +971,7 @@ void Parser::EnsureParsed(FuncSig* sig) {
   sig->state = FuncSig::kDone;
 }
 
-const std::vector<TypePtr>& Parser::ReturnTypesOf(FuncSig* sig, const Token& at) {
+std::span<const TypePtr> Parser::ReturnTypesOf(FuncSig* sig, const Token& at) {
   if ((sig->has_ret_annot && sig->deferred_ret_at < 0) || sig->state == FuncSig::kDone)
     return sig->ret_types;
   if (sig->state == FuncSig::kParsing) {
@@ -1312,7 +1312,7 @@ StmtPtr Parser::ParseUnpackAssign() {
       Fail(eq, fmt::format("cannot unpack {} value{} into {} names", tt.types.size(),
                            tt.types.size() == 1 ? "" : "s", names.size()));
     }
-    types = tt.types;
+    types = tt.types.ToVector();
   }
   std::vector<VarPtr> vars;
   vars.reserve(names.size());

@@ -29,7 +29,7 @@ struct NameTables {
 void PrefetchLevel(const Node* n, int depth, int& budget, const NameTables& tables);
 
 template <typename P>
-inline void PrefetchVec(const std::vector<P>& v, int depth, int& budget, const NameTables& tables) {
+inline void PrefetchVec(const NodeList<P>& v, int depth, int& budget, const NameTables& tables) {
   if (v.empty()) return;
   if (depth == 0) {
     Prefetch(v.data());
@@ -179,8 +179,8 @@ inline void PrefetchLevel(const Node* n, int depth, int& budget, const NameTable
 
 // Called before printing element `i` of `v`: element i + m * step gets level ahead - m,
 // so each element goes one level deeper every `step` elements printed.
-template <typename P>
-inline void PrefetchAhead(const std::vector<P>& v, size_t i, int ahead, int budget_each,
+template <typename L>
+inline void PrefetchAhead(const L& v, size_t i, int ahead, int budget_each,
                           const NameTables& tables, int step = 1) {
   for (int m = 1; m <= ahead; ++m) {
     const size_t j = i + static_cast<size_t>(m * step);

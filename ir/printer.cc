@@ -897,7 +897,7 @@ class Printer {
 
   // ---- types
 
-  void PrintShape(const std::vector<ExprPtr>& shape) {
+  void PrintShape(std::span<const ExprPtr> shape) {
     out_ += '[';
     for (size_t i = 0; i < shape.size(); ++i) {
       if (i) out_ += ", ";
@@ -1187,7 +1187,7 @@ class Printer {
   }
 
   // The first `count` keyword arguments (all by default).
-  void PrintKwargs(const KwargList& kwargs, bool first, size_t count = SIZE_MAX) {
+  void PrintKwargs(std::span<const Kwarg> kwargs, bool first, size_t count = SIZE_MAX) {
     count = std::min(count, kwargs.size());
     for (size_t i = 0; i < count; ++i) {
       const auto& [k, v] = kwargs[i];
@@ -1199,7 +1199,7 @@ class Printer {
     }
   }
 
-  void PrintKwargDict(const KwargList& kwargs) {
+  void PrintKwargDict(std::span<const Kwarg> kwargs) {
     out_ += '{';
     bool first = true;
     for (const auto& [k, v] : kwargs) {
@@ -1212,7 +1212,7 @@ class Printer {
     out_ += '}';
   }
 
-  void PrintArgs(const std::vector<ExprPtr>& args) {
+  void PrintArgs(std::span<const ExprPtr> args) {
     for (size_t i = 0; i < args.size(); ++i) {
       if (i) out_ += ", ";
       PrintExpr(args[i], 0);

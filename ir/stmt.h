@@ -27,9 +27,9 @@ class AssignStmt final : public Stmt {
 // `a, b = f(...)`
 class UnpackAssignStmt final : public Stmt {
  public:
-  UnpackAssignStmt(std::vector<VarPtr> v, ExprPtr e)
+  UnpackAssignStmt(NodeList<VarPtr> v, ExprPtr e)
       : Stmt(NodeKind::kUnpackAssignStmt), vars(std::move(v)), value(std::move(e)) {}
-  std::vector<VarPtr> vars;
+  NodeList<VarPtr> vars;
   ExprPtr value;
   static constexpr auto Fields() {
     return std::make_tuple(DefField("vars", &UnpackAssignStmt::vars), UsualField("value", &UnpackAssignStmt::value));
@@ -58,23 +58,23 @@ class EvalStmt final : public Stmt {
 
 class ReturnStmt final : public Stmt {
  public:
-  explicit ReturnStmt(std::vector<ExprPtr> v) : Stmt(NodeKind::kReturnStmt), values(std::move(v)) {}
-  std::vector<ExprPtr> values;
+  explicit ReturnStmt(NodeList<ExprPtr> v) : Stmt(NodeKind::kReturnStmt), values(std::move(v)) {}
+  NodeList<ExprPtr> values;
   static constexpr auto Fields() { return std::make_tuple(UsualField("values", &ReturnStmt::values)); }
 };
 
 // `pl.yield_(a, b)` at the end of a loop body with init_values.
 class YieldStmt final : public Stmt {
  public:
-  explicit YieldStmt(std::vector<ExprPtr> v) : Stmt(NodeKind::kYieldStmt), values(std::move(v)) {}
-  std::vector<ExprPtr> values;
+  explicit YieldStmt(NodeList<ExprPtr> v) : Stmt(NodeKind::kYieldStmt), values(std::move(v)) {}
+  NodeList<ExprPtr> values;
   static constexpr auto Fields() { return std::make_tuple(UsualField("values", &YieldStmt::values)); }
 };
 
 class SeqStmts final : public Stmt {
  public:
-  explicit SeqStmts(std::vector<StmtPtr> s) : Stmt(NodeKind::kSeqStmts), stmts(std::move(s)) {}
-  std::vector<StmtPtr> stmts;
+  explicit SeqStmts(NodeList<StmtPtr> s) : Stmt(NodeKind::kSeqStmts), stmts(std::move(s)) {}
+  NodeList<StmtPtr> stmts;
   static constexpr auto Fields() { return std::make_tuple(UsualField("stmts", &SeqStmts::stmts)); }
 };
 using SeqStmtsPtr = NodeRef<const SeqStmts>;
@@ -93,8 +93,8 @@ class ForStmt final : public Stmt {
         step(std::move(c)), body(std::move(bd)), kind(k) {}
   VarPtr loop_var;
   ExprPtr start, stop, step;
-  std::vector<IterArgPtr> iter_args;
-  std::vector<VarPtr> return_vars;
+  NodeList<IterArgPtr> iter_args;
+  NodeList<VarPtr> return_vars;
   StmtPtr body;
   ForKind kind;
   static constexpr auto Fields() {
@@ -147,13 +147,13 @@ struct DeviceSet {
 
 class CommDomainScopeStmt final : public Stmt {
  public:
-  CommDomainScopeStmt(std::string n, DeviceSet d, std::vector<WindowBufferPtr> s, KwargList a, StmtPtr b)
+  CommDomainScopeStmt(std::string n, DeviceSet d, NodeList<WindowBufferPtr> s, Kwargs a, StmtPtr b)
       : Stmt(NodeKind::kCommDomainScopeStmt), name_hint(std::move(n)), devices(std::move(d)),
         slots(std::move(s)), attrs(std::move(a)), body(std::move(b)) {}
   std::string name_hint;
   DeviceSet devices;
-  std::vector<WindowBufferPtr> slots;
-  KwargList attrs;
+  NodeList<WindowBufferPtr> slots;
+  Kwargs attrs;
   StmtPtr body;
   static constexpr auto Fields() {
     return std::make_tuple(UsualField("name_hint", &CommDomainScopeStmt::name_hint),
@@ -168,12 +168,12 @@ using CommDomainScopeStmtPtr = NodeRef<const CommDomainScopeStmt>;
 // Any other `with` scope: `with pl.manual_scope():`, `with pl.at(level=...) as t:`.
 class ScopeStmt final : public Stmt {
  public:
-  ScopeStmt(std::string k, std::vector<ExprPtr> a, KwargList kw, VarPtr v, StmtPtr b)
+  ScopeStmt(std::string k, NodeList<ExprPtr> a, Kwargs kw, VarPtr v, StmtPtr b)
       : Stmt(NodeKind::kScopeStmt), kind_name(std::move(k)), args(std::move(a)), kwargs(std::move(kw)),
         as_var(std::move(v)), body(std::move(b)) {}
   std::string kind_name;  // the callee as written: "pl.at"
-  std::vector<ExprPtr> args;
-  KwargList kwargs;
+  NodeList<ExprPtr> args;
+  Kwargs kwargs;
   VarPtr as_var;  // optional
   StmtPtr body;
   static constexpr auto Fields() {

@@ -252,7 +252,7 @@ bool DimsEqual(const ExprPtr& a, const ExprPtr& b) {
   return StructuralEqual(a, b);
 }
 
-bool ShapesEqual(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
+bool ShapesEqual(std::span<const ExprPtr> a, std::span<const ExprPtr> b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (!DimsEqual(a[i], b[i])) return false;

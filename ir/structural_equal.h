@@ -1,5 +1,7 @@
 #pragma once
 
+#include <span>
+
 #include <string>
 #include <vector>
 
@@ -35,6 +37,6 @@ EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs,
 // parser's annotation check and the verifier's type comparisons meet many
 // constant dims, which are decided here without the general comparer's setup.
 bool DimsEqual(const ExprPtr& a, const ExprPtr& b);
-bool ShapesEqual(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b);
+bool ShapesEqual(std::span<const ExprPtr> a, std::span<const ExprPtr> b);
 
 }  // namespace cds::ir

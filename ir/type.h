@@ -5,6 +5,7 @@
 
 #include "ir/dtype.h"
 #include "ir/node.h"
+#include "ir/node_list.h"
 
 namespace cds::ir {
 
@@ -46,10 +47,10 @@ class UnknownType final : public Type {
 
 class TensorType final : public Type {
  public:
-  TensorType(std::vector<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr)
+  TensorType(NodeList<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr)
       : Type(NodeKind::kTensorType), shape(std::move(s)), dtype(dt), memref(std::move(mr)),
         tensor_view(std::move(tv)) {}
-  std::vector<ExprPtr> shape;
+  NodeList<ExprPtr> shape;
   DataType dtype;
   ExprPtr memref;       // optional
   ExprPtr tensor_view;  // optional
@@ -64,11 +65,11 @@ class TensorType final : public Type {
 // in; all views of one alloc point at one shared WindowBuffer object.
 class DistributedTensorType final : public Type {
  public:
-  DistributedTensorType(std::vector<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr,
+  DistributedTensorType(NodeList<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr,
                         WindowBufferPtr wb = nullptr)
       : Type(NodeKind::kDistributedTensorType), shape(std::move(s)), dtype(dt), memref(std::move(mr)),
         tensor_view(std::move(tv)), window_buffer(std::move(wb)) {}
-  std::vector<ExprPtr> shape;
+  NodeList<ExprPtr> shape;
   DataType dtype;
   ExprPtr memref;
   ExprPtr tensor_view;
@@ -85,8 +86,8 @@ class DistributedTensorType final : public Type {
 // pl.Tile[[shape], dtype]: kernel-side tiles, kept so whole programs parse.
 class TileType final : public Type {
  public:
-  TileType(std::vector<ExprPtr> s, DataType dt) : Type(NodeKind::kTileType), shape(std::move(s)), dtype(dt) {}
-  std::vector<ExprPtr> shape;
+  TileType(NodeList<ExprPtr> s, DataType dt) : Type(NodeKind::kTileType), shape(std::move(s)), dtype(dt) {}
+  NodeList<ExprPtr> shape;
   DataType dtype;
   static constexpr auto Fields() {
     return std::make_tuple(UsualField("shape", &TileType::shape), UsualField("dtype", &TileType::dtype));
@@ -95,8 +96,8 @@ class TileType final : public Type {
 
 class TupleType final : public Type {
  public:
-  explicit TupleType(std::vector<TypePtr> t) : Type(NodeKind::kTupleType), types(std::move(t)) {}
-  std::vector<TypePtr> types;
+  explicit TupleType(NodeList<TypePtr> t) : Type(NodeKind::kTupleType), types(std::move(t)) {}
+  NodeList<TypePtr> types;
   static constexpr auto Fields() { return std::make_tuple(UsualField("types", &TupleType::types)); }
 };
 

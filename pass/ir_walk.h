@@ -1,5 +1,7 @@
 #pragma once
 
+#include <span>
+
 // Direct-children enumeration for the passes' hot walks. The generic IRVisitor
 // also walks types and every field through the field tables; on 10^6-statement
 // host programs these hand-written switches are several times cheaper. Types are
@@ -41,7 +43,7 @@ void ForEachSubBody(const ir::Stmt& s, F&& f) {
 }
 
 template <typename F>
-void ForEachKwargExpr(const ir::KwargList& kwargs, F&& f) {
+void ForEachKwargExpr(std::span<const ir::Kwarg> kwargs, F&& f) {
   for (const auto& kv : kwargs) {
     if (const auto* e = std::get_if<ir::ExprPtr>(&kv.second); e && *e) f(*e);
   }
@@ -264,7 +266,7 @@ inline void PrefetchLevel3(const ir::Stmt& s) {
   for (const auto& a : static_cast<const ir::Call&>(*v).args) Prefetch(a.get());
 }
 
-inline void PrefetchAhead(const std::vector<ir::StmtPtr>& stmts, size_t i) {
+inline void PrefetchAhead(std::span<const ir::StmtPtr> stmts, size_t i) {
   const size_t n = stmts.size();
   if (i + 16 < n) Prefetch(stmts[i + 16].get());
   if (i + 8 < n) PrefetchLevel1(*stmts[i + 8]);

@@ -888,13 +888,13 @@ class ViewRetyper {
       }
       case NodeKind::kReturnStmt: {
         const auto& r = static_cast<const ir::ReturnStmt&>(*s);
-        std::vector<ExprPtr> values = r.values;
+        std::vector<ExprPtr> values = r.values.ToVector();
         if (!RewriteAll(values)) return s;
         return Rebuilt(r, [&](ir::ReturnStmt& c) { c.values = std::move(values); });
       }
       case NodeKind::kYieldStmt: {
         const auto& y = static_cast<const ir::YieldStmt&>(*s);
-        std::vector<ExprPtr> values = y.values;
+        std::vector<ExprPtr> values = y.values.ToVector();
         if (!RewriteAll(values)) return s;
         return Rebuilt(y, [&](ir::YieldStmt& c) { c.values = std::move(values); });
       }
@@ -957,9 +957,9 @@ class ViewRetyper {
       }
       case NodeKind::kScopeStmt: {
         const auto& sc = static_cast<const ir::ScopeStmt&>(*s);
-        std::vector<ExprPtr> args = sc.args;
+        std::vector<ExprPtr> args = sc.args.ToVector();
         bool changed = RewriteAll(args);
-        ir::KwargList kwargs = sc.kwargs;
+        ir::KwargList kwargs = sc.kwargs.ToVector();
         changed |= RewriteKwargs(kwargs);
         StmtPtr body = Rewrite(sc.body);
         if (!changed && body == sc.body) return s;
@@ -1017,7 +1017,7 @@ class ViewRetyper {
   // An init value that mentions a view (never is one: the scan rejects that) gets
   // its fresh Var; its IterArg keeps its type, since the init's type is unchanged,
   // and is replaced in the body. Empty when no init changes.
-  std::vector<ir::IterArgPtr> RewriteIterArgs(const std::vector<ir::IterArgPtr>& iter_args) {
+  std::vector<ir::IterArgPtr> RewriteIterArgs(std::span<const ir::IterArgPtr> iter_args) {
     std::vector<ir::IterArgPtr> out;
     for (size_t i = 0; i < iter_args.size(); ++i) {
       const ir::IterArg& ia = *iter_args[i];

@@ -368,7 +368,7 @@ class Synthesizer {
       }
       case NodeKind::kReturnStmt: {
         const auto& r = static_cast<const ir::ReturnStmt&>(s);
-        std::vector<ExprPtr> values = r.values;
+        std::vector<ExprPtr> values = r.values.ToVector();
         for (auto& v : values) {
           if (!IsAllReduce(v.get())) continue;
           ExprPtr call = Synthesize(ir::As<Call>(v), out);

@@ -84,7 +84,7 @@ class HostWalker {
     sink_.Report(CheckId::kMalformedIR, fmt::format("in '{}': {}", a_.fn->name, what), span);
   }
 
-  void Stmts(const std::vector<StmtPtr>& stmts, const Span& owner) {
+  void Stmts(std::span<const StmtPtr> stmts, const Span& owner) {
     for (const auto& s : stmts) {
       if (!s) {
         Malformed("null statement in a statement list", owner);

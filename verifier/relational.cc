@@ -81,7 +81,7 @@ struct Triple {
 };
 
 // Recognizes the synthesized triple starting at stmts[i]; returns the signal Var.
-const Var* MatchTriple(const std::vector<StmtPtr>& stmts, size_t i, int64_t& core_num) {
+const Var* MatchTriple(std::span<const StmtPtr> stmts, size_t i, int64_t& core_num) {
   if (i + 2 >= stmts.size()) return nullptr;
   const AssignStmt* s0 = AssignOf(stmts[i]);
   const AssignStmt* s1 = AssignOf(stmts[i + 1]);
@@ -231,7 +231,7 @@ class SignalStripper {
         }
       } else if (s && s->kind() == NodeKind::kReturnStmt) {
         const auto& ret = static_cast<const ReturnStmt&>(*s);
-        std::vector<ExprPtr> values = ret.values;
+        std::vector<ExprPtr> values = ret.values.ToVector();
         bool any = false;
         for (auto& v : values) {
           ExprPtr nv = Unsignal(v, pending);

@@ -89,7 +89,7 @@ std::string DescribeExpr(const ExprPtr& e) {
 }
 
 namespace {
-std::string DescribeShape(const std::vector<ExprPtr>& shape) {
+std::string DescribeShape(std::span<const ExprPtr> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";

@@ -469,7 +469,7 @@ StmtPtr EditNth(const StmtPtr& s, size_t target, size_t& counter, const Edit& ed
   if (!s || done) return s;
   switch (s->kind()) {
     case NodeKind::kSeqStmts: {
-      std::vector<StmtPtr> stmts = static_cast<const ir::SeqStmts&>(*s).stmts;
+      std::vector<StmtPtr> stmts = static_cast<const ir::SeqStmts&>(*s).stmts.ToVector();
       if (counter++ == target) {
         done = edit(stmts, rng, ctx);
         return done ? ir::Seq(std::move(stmts), s->span) : s;

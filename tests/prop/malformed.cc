@@ -287,7 +287,7 @@ std::vector<MalformedMutator> Build() {
              p, OnAssign([](const AssignStmt& a) { return CallOfKind(a, NodeKind::kTensorType); },
                          [](const auto& a) {
                            const auto& t = static_cast<const TensorType&>(*a->var->type);
-                           std::vector<ExprPtr> shape = t.shape;
+                           std::vector<ExprPtr> shape = t.shape.ToVector();
                            shape.push_back(Int(3));
                            return Retyped(a, ir::MakeNode<TensorType>(shape, t.dtype));
                          }));

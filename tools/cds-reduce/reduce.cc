@@ -220,9 +220,9 @@ bool DDMin(size_t n, const std::function<bool(const std::vector<size_t>&)>& test
   return progress;
 }
 
-template <typename T>
-std::vector<T> Pick(const std::vector<T>& v, const std::vector<size_t>& keep) {
-  std::vector<T> out;
+template <typename List>
+std::vector<typename List::value_type> Pick(const List& v, const std::vector<size_t>& keep) {
+  std::vector<typename List::value_type> out;
   out.reserve(keep.size());
   for (size_t i : keep) out.push_back(v[i]);
   return out;
@@ -377,7 +377,7 @@ class Reducer {
           const NodeKind vk = a.value ? a.value->kind() : NodeKind::kCall;
           if (a.var &&
               (vk == NodeKind::kVar || vk == NodeKind::kConstInt || vk == NodeKind::kConstBool)) {
-            std::vector<StmtPtr> stmts = seq->stmts;
+            std::vector<StmtPtr> stmts = seq->stmts.ToVector();
             stmts.erase(stmts.begin() + static_cast<ptrdiff_t>(i));
             ProgramPtr removed = Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span));
             VarMap m{{a.var.get(), a.value}};

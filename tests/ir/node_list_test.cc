@@ -1,0 +1,106 @@
+// NodeList (ir/node_list.h): a node's list owns its elements exactly once,
+// whichever way it was built, copied, moved or edited, and sits in the arena
+// next to the node being built.
+
+#include "ir/node_list.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+
+namespace cds::ir {
+namespace {
+
+VarPtr IntVar(const char* name) { return MakeVar(name, ScalarTy(DataType::kInt64)); }
+
+TEST(NodeListTest, BuildsFromVectorsSpansAndBraces) {
+  VarPtr x = IntVar("x"), y = IntVar("y");
+  std::vector<ExprPtr> v{x, y};
+  NodeList<ExprPtr> copied(v);
+  EXPECT_EQ(x.use_count(), 3);  // x, v, copied
+  NodeList<ExprPtr> moved(std::move(v));
+  EXPECT_EQ(x.use_count(), 3);  // the vector's reference moved over
+  NodeList<ExprPtr> from_span{std::span<const ExprPtr>(copied)};
+  NodeList<ExprPtr> braced{x};
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0], x);
+  EXPECT_EQ(moved.back(), y);
+  EXPECT_TRUE(copied == moved);
+  EXPECT_TRUE(from_span == moved);
+  EXPECT_FALSE(braced == moved);
+  EXPECT_EQ(x.use_count(), 5);
+}
+
+TEST(NodeListTest, CopiesAreDeepAndMovesSteal) {
+  VarPtr x = IntVar("x");
+  NodeList<ExprPtr> a{x, x};
+  NodeList<ExprPtr> b = a;
+  EXPECT_NE(a.data(), b.data());
+  EXPECT_EQ(x.use_count(), 5);
+  const ExprPtr* storage = a.data();
+  NodeList<ExprPtr> c = std::move(a);
+  EXPECT_EQ(c.data(), storage);
+  EXPECT_TRUE(a.empty());
+  b = c;  // copy-assign releases b's old elements
+  EXPECT_EQ(x.use_count(), 5);
+  b = NodeList<ExprPtr>();
+  c.clear();
+  EXPECT_EQ(x.use_count(), 1);
+}
+
+TEST(NodeListTest, EditsKeepCountsRight) {
+  VarPtr x = IntVar("x"), y = IntVar("y");
+  NodeList<ExprPtr> l{x};
+  l.push_back(y);
+  l.emplace_back(x);
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(x.use_count(), 3);
+  ExprPtr* after = l.erase(l.begin());
+  EXPECT_EQ(*after, y);
+  l.insert(l.begin() + 1, Int(4));
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[0], y);
+  EXPECT_EQ(l[2], x);
+  l.pop_back();
+  EXPECT_EQ(x.use_count(), 1);
+  EXPECT_THROW((void)l.at(2), std::out_of_range);
+  std::vector<ExprPtr> out = l.ToVector();
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(y.use_count(), 3);
+}
+
+// Elements that are not node pointers (kwargs: strings and variants) are built
+// and destroyed in place too.
+TEST(NodeListTest, HoldsNonTrivialElements) {
+  VarPtr x = IntVar("x");
+  Kwargs kw{{"op", EnumAttr{"pld.ReduceOp.Sum"}}, {"value", ExprPtr(x)},
+            {"a long name that does not fit the small-string buffer", int64_t{7}}};
+  Kwargs copy = kw;
+  EXPECT_EQ(x.use_count(), 3);
+  EXPECT_TRUE(copy == kw);
+  ASSERT_NE(FindKwarg(copy, "value"), nullptr);
+  EXPECT_EQ(std::get<int64_t>(*FindKwarg(kw, "a long name that does not fit the small-string buffer")), 7);
+  kw = Kwargs();
+  copy.erase(copy.begin() + 1);
+  EXPECT_EQ(x.use_count(), 1);
+}
+
+// A node's lists come from the chunk the node is placed in, next to it: the
+// point of NodeList. A builder converts the vector just before making the node,
+// so here the list sits right before the Call (and its GlobalVar).
+TEST(NodeListTest, ANodesListFollowsIt) {
+  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off: lists are on the heap";
+  VarPtr x = IntVar("x");
+  std::vector<ExprPtr> args{x, Int(1), Int(2)};
+  CallPtr call = MakeFunctionCall("f", std::move(args), nullptr, UnknownType::Get());
+  const auto node = reinterpret_cast<uintptr_t>(call.get());
+  const auto list = reinterpret_cast<uintptr_t>(call->args.data());
+  EXPECT_LT(node > list ? node - list : list - node, 512u);
+}
+
+}  // namespace
+}  // namespace cds::ir
