@@ -246,6 +246,8 @@ class Printer {
         const double per_fn = static_cast<double>(out_.size()) / static_cast<double>(done);
         const double rest = per_fn * static_cast<double>(p.functions.size() - done);
         out_.reserve(out_.size() + static_cast<size_t>(rest * 1.0625) + (size_t{1} << 20));
+        // A buffer this large is a fresh mapping; it is written front to back.
+        node_arena::PopulateForWrite(out_.data() + out_.size(), out_.capacity() - out_.size());
       }
     }
   }
