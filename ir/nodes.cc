@@ -68,10 +68,25 @@ ConstBool::ConstBool(bool v) : Expr(NodeKind::kConstBool, ScalarType::Get(DataTy
 ConstString::ConstString(std::string v) : Expr(NodeKind::kConstString, UnknownType::Get()), value(std::move(v)) {}
 
 static TypePtr TupleTypeOf(std::span<const ExprPtr> elements) {
-  std::vector<TypePtr> types;
-  types.reserve(elements.size());
-  for (const auto& e : elements) types.push_back(e ? e->type : UnknownType::Get());
-  return MakeNode<const TupleType>(std::move(types));
+  // Straight into the TupleType's list: a temporary vector here was one heap
+  // block per tuple literal (shapes, init_values) in every parse.
+  struct ElementType {
+    const ExprPtr* e;
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = TypePtr;
+    using difference_type = ptrdiff_t;
+    using pointer = void;
+    using reference = TypePtr;
+    TypePtr operator*() const { return *e ? (*e)->type : TypePtr(UnknownType::Get()); }
+    ElementType& operator++() {
+      ++e;
+      return *this;
+    }
+    ElementType operator++(int) { return {e++}; }
+    bool operator==(const ElementType& o) const { return e == o.e; }
+  };
+  return MakeNode<const TupleType>(NodeList<TypePtr>(ElementType{elements.data()},
+                                                     ElementType{elements.data() + elements.size()}));
 }
 
 MakeTuple::MakeTuple(NodeList<ExprPtr> e)

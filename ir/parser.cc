@@ -2505,7 +2505,12 @@ TypePtr Parser::ParseType() {
   }
   if (auto dt = ParseDTypeName()) return ScalarTy(*dt);
   Path p = ParsePath();
-  auto open = [&] { Expect(Tok::kLBracket, fmt::format("after '{}'", p.Join())); };
+  // The context is formatted only when the bracket is missing: this runs for
+  // every annotation, and formatting it eagerly was one heap string per type.
+  auto open = [&] {
+    if (!At(Tok::kLBracket)) Expect(Tok::kLBracket, fmt::format("after '{}'", p.Join()));
+    Next();
+  };
   if (p.Is("pl", "Ptr")) return PtrType::Get();
   if (p.Is("pl", "_dump", "Unknown")) return UnknownType::Get();
   if (p.Is("pl", "Scalar")) {
