@@ -146,22 +146,21 @@ template <typename T, typename... Args>
 NodeRef<T> MakeNode(Args&&... args) {
   using U = std::remove_cv_t<T>;
   static_assert(std::is_base_of_v<Node, U>, "MakeNode makes IR nodes");
-  static_assert(alignof(U) <= node_arena::kMaxAlign, "node alignment too large for the arena");
-  if (!node_arena::enabled) [[unlikely]]
-    return NodeRef<T>(new U(std::forward<Args>(args)...));
-  void* mem = node_arena::Allocate(sizeof(U), alignof(U));
+  static_assert(alignof(U) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "node alignment too large");
+  bool in_arena;
+  void* mem = node_arena::AllocateBlock(sizeof(U), alignof(U), in_arena);
   U* node;
   try {
     node = new (mem) U(std::forward<Args>(args)...);
   } catch (...) {
-    node_arena::Release(mem, sizeof(U));
+    node_arena::ReleaseBlock(mem, sizeof(U), in_arena);
     throw;
   }
   // NodeRef relies on the Node being at the object's address (node_ref.h,
   // AsNode). Node classes are not standard-layout, so this cannot be a
   // static_assert; the offset is a constant and the check folds away.
   if (static_cast<void*>(static_cast<Node*>(node)) != mem) __builtin_trap();
-  NodeAccess::SetInArena(node);
+  if (in_arena) NodeAccess::SetInArena(node);
   return NodeRef<T>(node);
 }
 

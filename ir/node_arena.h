@@ -104,29 +104,27 @@ inline void Release(void* p, size_t bytes) noexcept {
   if (chunk->live.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeChunk(chunk);
 }
 
-template <typename T>
-struct Allocator {
-  using value_type = T;
-  Allocator() noexcept = default;
-  template <typename U>
-  Allocator(const Allocator<U>&) noexcept {}
-  T* allocate(size_t n) {
-    static_assert(alignof(T) <= kMaxAlign, "node alignment too large for the arena");
-    return static_cast<T*>(Allocate(n * sizeof(T), alignof(T)));
-  }
-  void deallocate(T* p, size_t n) noexcept { Release(p, n * sizeof(T)); }
-  template <typename U>
-  bool operator==(const Allocator<U>&) const noexcept {
-    return true;
-  }
-};
-
 // False when the environment says CDS_NODE_ARENA=off: MakeNode is then plain
 // operator new (one heap block per node), for A/B measurements in one binary and
 // for heap tools that want to see every node. Nodes made before the variable is
 // read (static initialisers) come from the heap too; both kinds mix freely, since
 // each node records where it came from.
 extern const bool enabled;
+
+// Memory for one node or one node list: from the thread's current chunk, or from
+// the heap when the arena is off. `in_arena` records which, for ReleaseBlock.
+// The heap path has operator new's alignment; MakeNode and NodeList check that
+// their types need no more.
+inline void* AllocateBlock(size_t bytes, size_t align, bool& in_arena) {
+  in_arena = enabled;
+  return in_arena ? Allocate(bytes, align) : ::operator new(bytes);
+}
+inline void ReleaseBlock(void* p, size_t bytes, bool in_arena) noexcept {
+  if (in_arena)
+    Release(p, bytes);
+  else
+    ::operator delete(p);
+}
 
 // Asks the kernel to fault in the whole pages of [begin, begin + bytes) now, in one
 // call, for memory about to be written front to back: a fresh mapping costs a trap

@@ -88,6 +88,15 @@ class NodeList {
     return data_[i];
   }
 
+  // A list of n elements, element i constructed from make(i), with no vector in
+  // between.
+  template <typename Make>
+  static NodeList Generate(size_t n, Make&& make) {
+    NodeList list;
+    list.Build(n, make);
+    return list;
+  }
+
   operator std::span<const T>() const noexcept { return {data_, size_}; }
   std::vector<T> ToVector() const { return std::vector<T>(begin(), end()); }
 
@@ -143,20 +152,20 @@ class NodeList {
 
   template <typename It>
   void Fill(It first, size_t n) {
+    Build(n, [&first](size_t) -> decltype(auto) { return *first++; });
+  }
+
+  // Element i is constructed from make(i).
+  template <typename Make>
+  void Build(size_t n, Make&& make) {
     if (n == 0) return;
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "element alignment too large");
     const size_t bytes = n * sizeof(T);
-    void* mem;
-    if (node_arena::enabled) {
-      mem = node_arena::Allocate(bytes, alignof(T));
-      in_arena_ = true;
-    } else {
-      mem = ::operator new(bytes);
-      in_arena_ = false;
-    }
+    void* mem = node_arena::AllocateBlock(bytes, alignof(T), in_arena_);
     T* out = static_cast<T*>(mem);
     size_t built = 0;
     try {
-      for (; built < n; ++built, ++first) new (out + built) T(*first);
+      for (; built < n; ++built) new (out + built) T(make(built));
     } catch (...) {
       std::destroy_n(out, built);
       Free(mem, bytes);
@@ -174,12 +183,7 @@ class NodeList {
     size_ = 0;
   }
 
-  void Free(void* mem, size_t bytes) noexcept {
-    if (in_arena_)
-      node_arena::Release(mem, bytes);
-    else
-      ::operator delete(mem);
-  }
+  void Free(void* mem, size_t bytes) noexcept { node_arena::ReleaseBlock(mem, bytes, in_arena_); }
 
   T* data_ = nullptr;
   uint32_t size_ = 0;

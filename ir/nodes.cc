@@ -29,11 +29,7 @@ void DestroyNode(const Node* node) noexcept {
     CDS_ALL_NODES(CDS_DESTROY_ENTRY)
 #undef CDS_DESTROY_ENTRY
   }
-  void* memory = const_cast<Node*>(node);
-  if (in_arena)
-    node_arena::Release(memory, bytes);
-  else
-    ::operator delete(memory);
+  node_arena::ReleaseBlock(const_cast<Node*>(node), bytes, in_arena);
 }
 
 NodeRef<const PtrType> PtrType::Get() {
@@ -70,23 +66,9 @@ ConstString::ConstString(std::string v) : Expr(NodeKind::kConstString, UnknownTy
 static TypePtr TupleTypeOf(std::span<const ExprPtr> elements) {
   // Straight into the TupleType's list: a temporary vector here was one heap
   // block per tuple literal (shapes, init_values) in every parse.
-  struct ElementType {
-    const ExprPtr* e;
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = TypePtr;
-    using difference_type = ptrdiff_t;
-    using pointer = void;
-    using reference = TypePtr;
-    TypePtr operator*() const { return *e ? (*e)->type : TypePtr(UnknownType::Get()); }
-    ElementType& operator++() {
-      ++e;
-      return *this;
-    }
-    ElementType operator++(int) { return {e++}; }
-    bool operator==(const ElementType& o) const { return e == o.e; }
-  };
-  return MakeNode<const TupleType>(NodeList<TypePtr>(ElementType{elements.data()},
-                                                     ElementType{elements.data() + elements.size()}));
+  return MakeNode<const TupleType>(NodeList<TypePtr>::Generate(elements.size(), [&](size_t i) {
+    return elements[i] ? elements[i]->type : TypePtr(UnknownType::Get());
+  }));
 }
 
 MakeTuple::MakeTuple(NodeList<ExprPtr> e)

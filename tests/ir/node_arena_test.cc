@@ -27,11 +27,16 @@ struct alignas(64) Block {
   char bytes[kChunkBytes / 16];
 };
 
-// Blocks and the large objects below are not nodes: they go through the arena's
-// allocator directly, which is what MakeNode uses underneath.
+// Blocks and the large objects below are not nodes: they take arena memory
+// directly, as MakeNode does underneath.
 template <typename T>
 std::shared_ptr<T> Place() {
-  return std::allocate_shared<T>(node_arena::Allocator<T>());
+  static_assert(alignof(T) <= node_arena::kMaxAlign);
+  T* p = new (node_arena::Allocate(sizeof(T), alignof(T))) T;
+  return std::shared_ptr<T>(p, [](T* q) {
+    q->~T();
+    node_arena::Release(q, sizeof(T));
+  });
 }
 
 int64_t InUse() { return GetStats().chunks_in_use; }

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/builder.h"
+#include "ir/structural_equal.h"
 
 namespace cds::ir {
 namespace {
@@ -71,6 +72,24 @@ TEST(NodeListTest, EditsKeepCountsRight) {
   std::vector<ExprPtr> out = l.ToVector();
   EXPECT_EQ(out.size(), 2u);
   EXPECT_EQ(y.use_count(), 3);
+}
+
+TEST(NodeListTest, GenerateBuildsEachElementFromItsIndex) {
+  VarPtr x = IntVar("x");
+  auto l = NodeList<ExprPtr>::Generate(3, [&](size_t i) -> ExprPtr {
+    if (i == 1) return x;
+    return Int(static_cast<int64_t>(i));
+  });
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[1], x);
+  EXPECT_EQ(x.use_count(), 2);
+  EXPECT_TRUE(StructuralEqual(l[2], Int(2)));
+  EXPECT_TRUE(NodeList<ExprPtr>::Generate(0, [](size_t) { return ExprPtr(); }).empty());
+  // The TupleType of a tuple literal is generated from its elements' types.
+  ExprPtr t = Tuple({x, Int(1)});
+  const auto& types = static_cast<const TupleType&>(*t->type).types;
+  ASSERT_EQ(types.size(), 2u);
+  EXPECT_EQ(types[0], x->type);
 }
 
 // Elements that are not node pointers (kwargs: strings and variants) are built
