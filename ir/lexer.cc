@@ -104,6 +104,29 @@ inline uint8_t ClassOf(char c) { return kCharClass[static_cast<unsigned char>(c)
 inline bool IsIdentStart(char c) { return ClassOf(c) == kIdentStart; }
 inline bool IsDigit(char c) { return ClassOf(c) == kDigit; }
 inline bool IsIdentChar(char c) { return ClassOf(c) != 0; }
+
+// Characters that are a token by themselves whatever follows ('.' unless a digit
+// follows, which Lex checks); kEof marks the rest.
+constexpr std::array<Tok, 256> kOneCharTok = [] {
+  std::array<Tok, 256> t{};
+  t['('] = Tok::kLParen;
+  t[')'] = Tok::kRParen;
+  t['['] = Tok::kLBracket;
+  t[']'] = Tok::kRBracket;
+  t['{'] = Tok::kLBrace;
+  t['}'] = Tok::kRBrace;
+  t[','] = Tok::kComma;
+  t[':'] = Tok::kColon;
+  t['.'] = Tok::kDot;
+  t[';'] = Tok::kSemicolon;
+  t['@'] = Tok::kAt;
+  t['+'] = Tok::kPlus;
+  t['*'] = Tok::kStar;
+  t['%'] = Tok::kPercent;
+  return t;
+}();
+inline bool IsOpenBracket(Tok k) { return k == Tok::kLParen || k == Tok::kLBracket || k == Tok::kLBrace; }
+inline bool IsCloseBracket(Tok k) { return k == Tok::kRParen || k == Tok::kRBracket || k == Tok::kRBrace; }
 }  // namespace
 
 // At the start of a logical line: skips blank and comment-only lines, then
@@ -169,7 +192,62 @@ bool Lexer::LexIndentation(Token& out) {
   }
 }
 
+// The common tokens inside a line: a name or a one-character token after blanks.
+// Kept small so that its callers' register saves stay cheap; everything else
+// (line starts, newlines, numbers, strings, operators, errors, the end) is
+// LexRest, which starts over from pos_.
 void Lexer::Lex(Token& out) {
+  if (at_line_start_ || pending_dedents_ > 0) [[unlikely]] {
+    LexRest(out);
+    return;
+  }
+  const char* data = src_.data();
+  const size_t size = src_.size();
+  size_t p = pos_;
+  while (p < size && data[p] == ' ') ++p;
+  pos_ = p;
+  if (p < size) [[likely]] {
+    const char c = data[p];
+    if (IsIdentStart(c)) {
+      size_t e = p + 1;
+      while (e < size && IsIdentChar(data[e])) ++e;
+      pos_ = e;
+      line_has_token_ = true;
+      Set(out, Tok::kName, p, e);
+      return;
+    }
+    const Tok k = kOneCharTok[static_cast<unsigned char>(c)];
+    if (k != Tok::kEof && !(c == '.' && p + 1 < size && IsDigit(data[p + 1])) &&
+        !(IsOpenBracket(k) && paren_depth_ >= limits_.max_nesting_depth)) {
+      if (IsOpenBracket(k)) ++paren_depth_;
+      if (IsCloseBracket(k) && paren_depth_ > 0) --paren_depth_;
+      pos_ = p + 1;
+      line_has_token_ = true;
+      Set(out, k, p, p + 1);
+      return;
+    }
+    if (c == '=') {
+      const bool eq = p + 1 < size && data[p + 1] == '=';
+      pos_ = p + (eq ? 2 : 1);
+      line_has_token_ = true;
+      Set(out, eq ? Tok::kEqEq : Tok::kAssign, p, pos_);
+      return;
+    }
+    if (IsDigit(c)) {
+      line_has_token_ = true;
+      LexNumber(out, p);
+      return;
+    }
+    if (c == '"' || c == '\'') {
+      line_has_token_ = true;
+      LexString(out, p);
+      return;
+    }
+  }
+  LexRest(out);
+}
+
+void Lexer::LexRest(Token& out) {
   if (pending_dedents_ > 0) {
     --pending_dedents_;
     Set(out, Tok::kDedent, pos_, pos_);
