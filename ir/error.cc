@@ -2,19 +2,46 @@
 
 #include <cstdio>
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace cds {
 
-const std::string* ir::InternFileName(std::string_view name) {
-  // Parsers may run on several threads (a fuzzing cluster's workers); the table
-  // only grows, and only by the few distinct file names a process reads.
-  static std::mutex mutex;
-  static std::unordered_set<std::string>* names = new std::unordered_set<std::string>();
-  std::lock_guard<std::mutex> lock(mutex);
-  return &*names->emplace(name).first;
+namespace {
+// Parsers may run on several threads (a fuzzing cluster's workers); the table
+// only grows, and only by the few distinct file names a process reads. Lookups
+// by id happen when a diagnostic is formatted, never per node.
+struct FileTable {
+  std::mutex mutex;
+  std::unordered_map<std::string, ir::FileId> ids;
+  std::vector<const std::string*> names{nullptr};  // id 0: unknown
+};
+FileTable& Files() {
+  static FileTable* table = new FileTable();  // never destroyed: spans outlive statics
+  return *table;
+}
+}  // namespace
+
+ir::FileId ir::InternFileName(std::string_view name) {
+  FileTable& t = Files();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.ids.find(std::string(name));
+  if (it != t.ids.end()) return it->second;
+  if (t.names.size() >= kOverflowFileId) return kOverflowFileId;
+  const FileId id = static_cast<FileId>(t.names.size());
+  auto inserted = t.ids.emplace(std::string(name), id).first;
+  t.names.push_back(&inserted->first);
+  return id;
+}
+
+std::string ir::FileNameOf(FileId id) {
+  if (id == 0) return "<unknown>";
+  if (id == kOverflowFileId) return fmt::format("<more than {} files>", kOverflowFileId - 1);
+  FileTable& t = Files();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return id < t.names.size() ? *t.names[id] : "<unknown>";
 }
 
 std::string ir::Span::ToString() const {

@@ -80,7 +80,7 @@ std::string_view TokName(Tok t) {
   return "?";
 }
 
-Lexer::Lexer(std::string_view source, const std::string* file, int line_offset,
+Lexer::Lexer(std::string_view source, FileId file, int line_offset,
              LexerLimits limits)
     : src_(source), file_(file), limits_(limits), line_(1 + line_offset) {}
 

@@ -70,7 +70,7 @@ struct LexerLimits {
 
 class Lexer {
  public:
-  Lexer(std::string_view source, const std::string* file, int line_offset,
+  Lexer(std::string_view source, FileId file, int line_offset,
         LexerLimits limits);
 
   // k < kLookahead tokens of lookahead.
@@ -96,7 +96,7 @@ class Lexer {
 
   Span SpanAt(int32_t line, int32_t col) const { return Span{file_, line, col}; }
   Span SpanOf(const Token& t) const { return Span{file_, t.line, t.col}; }
-  const std::string* file() const { return file_; }
+  FileId file() const { return file_; }
 
   // Decodes a string token's escapes (the token as returned, quotes included).
   static std::string DecodeString(std::string_view raw);
@@ -124,7 +124,7 @@ class Lexer {
   void LexNumber(Token& out, size_t begin);
 
   std::string_view src_;
-  const std::string* file_;
+  FileId file_;
   LexerLimits limits_;
   size_t pos_ = 0;
   size_t line_start_ = 0;

@@ -92,32 +92,50 @@ inline bool IsVarLikeKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeK
 // matters to walks over programs too large for the cache. The destructor is
 // protected so that deleting a node through a Node* does not compile.
 //
-// The reference count lives here (node_ref.h says why): with the kind and the
-// allocation flag it fills what was the padding after the span, so Node is 24
-// bytes with or without it.
+// The node header is 16 bytes: the position (line, column and the file's id),
+// the kind, the allocation flag and the reference count (node_ref.h says why the
+// count lives here). A Span holds the same three numbers; nodes keep them
+// unpacked instead of a Span member so that the file id and the kind share one
+// word. Every node carries one, and a parsed program is mostly small nodes: the
+// header is a third of a ConstInt and a large share of the bytes a parse writes
+// and a pass reads.
 class Node {
  public:
   NodeKind kind() const { return kind_; }
-  Span span;  // not part of structural equality or hashing
+  // Not part of structural equality or hashing. Returned as const so that
+  // `node->span() = s` (a no-op on a temporary) does not compile: use set_span.
+  const Span span() const { return Span{file_, line_, column_}; }
+  void set_span(const Span& s) {
+    line_ = s.line;
+    column_ = s.column;
+    file_ = s.file < kMaxFileIds ? s.file : kOverflowFileId;
+  }
 
  protected:
-  explicit Node(NodeKind kind) : kind_(kind) {}
+  explicit Node(NodeKind kind) : kind_(kind), in_arena_(false), file_(0) {}
   ~Node() = default;
   // A copy is a new node: its count starts at zero and MakeNode records where
   // it lives.
-  Node(const Node& o) : span(o.span), kind_(o.kind_) {}
+  Node(const Node& o)
+      : line_(o.line_), column_(o.column_), kind_(o.kind_), in_arena_(false), file_(o.file_) {}
   Node& operator=(const Node& o) {
-    span = o.span;
+    line_ = o.line_;
+    column_ = o.column_;
     kind_ = o.kind_;
+    file_ = o.file_;
     return *this;
   }
 
  private:
   friend struct NodeAccess;
-  NodeKind kind_;
-  bool in_arena_ = false;
+  int32_t line_ = 0;
+  int32_t column_ = 0;
+  NodeKind kind_ : 8;
+  uint32_t in_arena_ : 1;
+  uint32_t file_ : 23;
   mutable std::atomic<uint32_t> refs_{0};
 };
+static_assert(sizeof(Node) == 16);
 using NodePtr = NodeRef<const Node>;
 
 struct NodeAccess {

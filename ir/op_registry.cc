@@ -256,7 +256,7 @@ CallPtr MakeOpCall(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwar
   TypePtr t = CheckAndDeduce(*info, args, kwargs, span);
   auto call = MakeNode<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
                                      ExprAttrList{}, std::move(t));
-  call->span = span;
+  call->set_span(span);
   return call;
 }
 
@@ -266,7 +266,7 @@ CallPtr MakeOpCallWithType(std::string_view op_name, NodeList<ExprPtr> args, Kwa
   if (info) CheckAndDeduce(*info, args, kwargs, span);
   auto call = MakeNode<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
                                      ExprAttrList{}, std::move(result_type));
-  call->span = span;
+  call->set_span(span);
   return call;
 }
 
@@ -274,7 +274,7 @@ TypePtr DeduceCallType(const Call& call) {
   if (!call.op || call.op->kind() != NodeKind::kOp) return nullptr;
   const auto& op = static_cast<const Op&>(*call.op);
   if (!op.info) return nullptr;
-  return CheckAndDeduce(*op.info, call.args, call.kwargs, call.span);
+  return CheckAndDeduce(*op.info, call.args, call.kwargs, call.span());
 }
 
 ExprPtr AllocSizeBytes(const Call& call) {

@@ -340,7 +340,7 @@ class Parser {
   }
   template <typename T>
   static NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
-    n->span = span;
+    n->set_span(span);
     return n;
   }
   VarPtr MakeVar(std::string name, TypePtr type, const Span& span) {
@@ -560,7 +560,7 @@ class Parser {
   // instead of touching a page per function across the whole arena.
   parse::NodeFactory fn_nodes_;
   const ParseOptions& opts_;
-  const std::string* file_;
+  FileId file_;
   Lexer main_;
   Lexer* lex_;
   int depth_ = 0;
@@ -746,7 +746,7 @@ ProgramPtr Parser::Run(Mode mode) {
     fns.push_back(std::move(s.result));
   }
   auto program = New<Program>(std::string(name.text), dyn_dims_, std::move(fns));
-  program->span = SpanOf(at);
+  program->set_span(SpanOf(at));
   return program;
 }
 
@@ -1060,7 +1060,7 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
   auto fn = fn_nodes_.Make<Function>(sig->name, std::move(sig->params), std::move(sig->dirs),
                                      sig->ret_types, std::move(body_seq), sig->type, sig->level,
                                      sig->role);
-  fn->span = sig->span;
+  fn->set_span(sig->span);
   sig->result = fn;
   depth_ = saved_depth;
 }
@@ -1133,7 +1133,7 @@ void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
     size = ParseExpr();
   }
   auto wb = New<WindowBuffer>(base, size, d.load, d.store);
-  wb->span = d.span;
+  wb->set_span(d.span);
   d.wb = wb;
 }
 
@@ -1279,7 +1279,7 @@ StmtPtr Parser::ParseSimpleStmt() {
     Next();
     ExprPtr value = ParseExpr();
     auto a = New<SubscriptAssignStmt>(e, value);
-    a->span = SpanOf(t);
+    a->set_span(SpanOf(t));
     ExpectEndOfStmt();
     return a;
   }
@@ -1320,7 +1320,7 @@ StmtPtr Parser::ParseUnpackAssign() {
     vars.push_back(MakeVar(std::string(names[i].text), types[i], SpanOf(names[i])));
   }
   auto s = New<UnpackAssignStmt>(vars, value);
-  s->span = SpanOf(names[0]);
+  s->set_span(SpanOf(names[0]));
   for (size_t i = 0; i < names.size(); ++i) DefineVar(names[i].text, vars[i]);
   return s;
 }
@@ -1355,7 +1355,7 @@ StmtPtr Parser::ParseYield(const std::vector<std::pair<Token, TypePtr>>& targets
     DefineVar(tok.text, v);
   }
   auto y = New<YieldStmt>(std::move(values));
-  y->span = SpanOf(at);
+  y->set_span(SpanOf(at));
   return y;
 }
 
@@ -1564,7 +1564,7 @@ StmtPtr Parser::ParseFor() {
   YieldFrame frame;
   for (size_t i = 0; i < carried.size(); ++i) {
     auto ia = New<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
-    ia->span = SpanOf(carried[i]);
+    ia->set_span(SpanOf(carried[i]));
     frame.iter_args.push_back(ia);
     DefineVar(carried[i].text, ia);
   }
@@ -1572,7 +1572,7 @@ StmtPtr Parser::ParseFor() {
   auto f = New<ForStmt>(lv, start, stop, step, body, kind);
   f->iter_args = std::move(frame.iter_args);
   f->return_vars = std::move(frame.return_vars);
-  f->span = sp;
+  f->set_span(sp);
   return f;
 }
 
@@ -1662,7 +1662,7 @@ StmtPtr Parser::ParseWith() {
   for (const auto& [n, tok] : slot_names) slots.push_back(LookupWindow(tok, false, n, 0));
   auto s = New<CommDomainScopeStmt>(std::move(name), std::move(devices), std::move(slots),
                                     std::move(attrs), body);
-  s->span = SpanOf(at);
+  s->set_span(SpanOf(at));
   return s;
 }
 
@@ -1693,7 +1693,7 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
   }
   SeqStmtsPtr body = ParseBlock(at);
   auto s = New<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
-  s->span = SpanOf(at);
+  s->set_span(SpanOf(at));
   return s;
 }
 
@@ -1734,7 +1734,7 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
       (b_unknown || IsScalarTyped(b))) {
     TypePtr t = IsLogical(op) ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
     auto e = New<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
-    e->span = SpanOf(at);
+    e->set_span(SpanOf(at));
     return e;
   }
   return Binary(op, std::move(a), std::move(b), SpanOf(at));
@@ -1744,7 +1744,7 @@ ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
   if (IsUnknownTyped(x)) {
     TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
     auto e = New<UnaryExpr>(op, std::move(x), std::move(t));
-    e->span = SpanOf(at);
+    e->set_span(SpanOf(at));
     return e;
   }
   return Unary(op, std::move(x), SpanOf(at));
@@ -2059,7 +2059,7 @@ ExprPtr Parser::ParsePrimary() {
       }
       if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", p.Join()));
       auto gv = New<GlobalVar>(p.Join());
-      gv->span = SpanOf(p.first);
+      gv->set_span(SpanOf(p.first));
       return gv;
     }
     return ParsePostfix(ParseDslCall(p));
@@ -2088,7 +2088,7 @@ ExprPtr Parser::ParsePostfix(ExprPtr base) {
     Expect(Tok::kRBracket);
     if (idx.empty()) Fail(lb, "empty subscript");
     auto sub = New<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
-    sub->span = SpanOf(lb);
+    sub->set_span(SpanOf(lb));
     base = sub;
   }
   return base;
@@ -2106,7 +2106,7 @@ ExprPtr Parser::ParseIndex() {
   if (Accept(Tok::kColon)) step = part_ends() ? nullptr : ParseExpr();
   if (At(Tok::kColon)) Fail(Peek(), "a slice has at most three parts (start:stop:step)");
   auto sl = New<Slice>(std::move(start), std::move(stop), std::move(step));
-  sl->span = SpanOf(at);
+  sl->set_span(SpanOf(at));
   return sl;
 }
 
@@ -2357,7 +2357,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
     // (ParseAssign gives it the annotation's type).
     auto call = New<Call>(OpRegistry::Get().GetOp(name), std::move(args), std::move(kwargs),
                           ExprAttrList{}, UnknownType::Get());
-    call->span = sp;
+    call->set_span(sp);
     return call;
   }
   return MakeOpCall(info, std::move(args), std::move(kwargs), sp);
@@ -2453,9 +2453,9 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   Span sp = SpanOf(at);
   if (op.substr(0, 5) == "self.") {
     auto gv = New<GlobalVar>(std::string(op.substr(5)));
-    gv->span = sp;
+    gv->set_span(sp);
     auto call = New<Call>(gv, std::move(args), std::move(kwargs), std::move(attrs), type);
-    call->span = sp;
+    call->set_span(sp);
     return call;
   }
   if (op.empty()) Fail(op_tok, "empty op name");
@@ -2573,7 +2573,7 @@ TypePtr Parser::ParseType() {
 
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
   if (text.size() > options.max_input_bytes) {
-    const std::string* file = InternFileName(options.filename);
+    const FileId file = InternFileName(options.filename);
     throw ValueError(
         fmt::format("input is {} bytes, more than the limit of {} bytes (max_input_bytes)",
                     text.size(), options.max_input_bytes),

@@ -1,26 +1,31 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 
 namespace cds::ir {
 
-// Returns a pointer to a process-wide copy of `name` that is never freed; equal
-// names give the same pointer. Spans hold these instead of a reference-counted
-// string so that copying a span (once per node a parser builds) is a plain
-// 16-byte copy with no atomic increment, and every node is 8 bytes smaller.
-const std::string* InternFileName(std::string_view name);
+// A file name interned for the life of the process, by number: equal names get
+// the same id, and 0 means "unknown". Nodes keep this id in 23 bits of their
+// header instead of a pointer (Node says why), so a process can intern up to
+// kMaxFileIds - 1 distinct names; names beyond that all get kOverflowFileId,
+// printed "<more than 8388606 files>", rather than a wrong file's name.
+using FileId = uint32_t;
+inline constexpr FileId kMaxFileIds = FileId{1} << 23;
+inline constexpr FileId kOverflowFileId = kMaxFileIds - 1;
+FileId InternFileName(std::string_view name);
+// The name of an interned file; "<unknown>" for 0.
+std::string FileNameOf(FileId id);
 
 // A source position.
 struct Span {
-  const std::string* file = nullptr;  // from InternFileName; null when unknown
+  FileId file = 0;     // from InternFileName; 0 when unknown
   int32_t line = 0;    // 1-based; 0 means "no position" (built in code, not parsed)
   int32_t column = 0;  // 1-based, in bytes
 
   bool IsKnown() const { return line > 0; }
-  std::string FileName() const { return file ? *file : std::string("<unknown>"); }
+  std::string FileName() const { return FileNameOf(file); }
   std::string ToString() const;  // "file:line:col"
 };
 

@@ -234,7 +234,7 @@ bool IsWorldSizeCall(const ExprPtr& e) {
 // pass sees a WindowBuffer before then.
 void MakeUnsizedWindowBuffer(AllocInfo& alloc) {
   alloc.wb = ir::MakeNode<ir::WindowBuffer>(alloc.var(), nullptr, false, false);
-  alloc.wb->span = alloc.span;
+  alloc.wb->set_span(alloc.span);
 }
 
 // The retyped replacement of `var`, a view of alloc `idx`; only DistributedTensor
@@ -264,7 +264,7 @@ void AddFreshVar(HostState& st, const Var* var, ViewInfo& view) {
   }
 #endif
   auto v = ir::MakeNode<Var>(var->name_hint, std::move(new_type));
-  v->span = var->span;
+  v->set_span(var->span());
   view.fresh = std::move(v);
   ++st.fresh_count;
 }
@@ -344,7 +344,7 @@ class Collector {
     info.name = name && std::holds_alternative<std::string>(*name)
                     ? std::string_view(std::get<std::string>(*name))
                     : std::string_view(a.var->name_hint);
-    info.span = call.span.IsKnown() ? call.span : a.span;
+    info.span = call.span().IsKnown() ? call.span() : a.span();
     st_.alloc_of_ptr.Insert(a.var.get(), st_.allocs.size());
     st_.allocs.push_back(info);
     if (st_.fused) {
@@ -467,7 +467,7 @@ class Scanner {
           fmt::format("window view '{}' of window buffer '{}' seeds the loop-carried value '{}' "
                       "(init_values); a view cannot be carried by a loop",
                       view_var->name_hint, alloc.name, ia->name_hint),
-          f.span);
+          f.span());
     }
   }
 
@@ -543,13 +543,13 @@ class Scanner {
     ExprPtr device = ir::FindAttr(c.attrs, "device");
     if (!device) {
       throw ValueError(fmt::format("dispatch of chip orchestrator '{}' has no device=", callee),
-                       c.span);
+                       c.span());
     }
     if (auto v = ConstValue(device)) {
       if (*v < 0) {
         throw ValueError(
             fmt::format("dispatch of '{}': device= is a negative constant ({})", callee, *v),
-            c.span);
+            c.span());
       }
       constant_.all = false;
       constant_.ids.assign(1, *v);  // no allocation per dispatch
@@ -563,7 +563,7 @@ class Scanner {
         if (!it->devices) {
           throw ValueError(fmt::format("dispatch of '{}': device= loop variable '{}' {}", callee,
                                        var->name_hint, it->problem),
-                           c.span);
+                           c.span());
         }
         if (!it->devices_id) it->devices_id = st_.device_sets.Intern(*it->devices);
         return *it->devices_id;
@@ -572,13 +572,13 @@ class Scanner {
           fmt::format("dispatch of '{}': device= variable '{}' is not the induction variable of an "
                       "enclosing pl.range loop",
                       callee, var->name_hint),
-          c.span);
+          c.span());
     }
     throw ValueError(
         fmt::format("dispatch of '{}': device= must be a non-negative integer constant or a "
                     "pl.range loop variable, got a {} expression",
                     callee, ir::NodeKindName(device->kind())),
-        c.span);
+        c.span());
   }
 
   ExprPtr Bound(const ExprPtr& e) const {
@@ -652,7 +652,7 @@ class Scanner {
         fmt::format("{}: the {} argument does not resolve to a window view (a pld.tensor.window "
                     "of a pld.tensor.alloc_window_buffer)",
                     c->OpName(), role),
-        c->span);
+        c->span());
   }
 
   void Link(size_t from, size_t to, const CallPtr& c, std::string_view from_role,
@@ -665,7 +665,7 @@ class Scanner {
     if (op == ir::ops::kAllToAllV && !frames_.empty()) {
       throw ValueError(
           "pld.tensor.all_to_all_v is not supported inside a for/while loop of a host orchestrator",
-          c->span);
+          c->span());
     }
     if (op == ir::ops::kAllReduce) {
       size_t data = NeedView(c, 0, "data");
@@ -727,7 +727,7 @@ void InheritCoverage(HostState& st) {
                 "{}: signal window buffer '{}' has no dispatch coverage of its own (a barrier "
                 "passes no coverage on)",
                 link.call->OpName(), to.name),
-            link.call->span);
+            link.call->span());
       }
       continue;
     }
@@ -736,7 +736,7 @@ void InheritCoverage(HostState& st) {
       throw ValueError(
           fmt::format("{}: {} window buffer '{}' has no dispatch coverage to pass on to its {}",
                       link.call->OpName(), link.from_role, from.name, link.to_role),
-          link.call->span);
+          link.call->span());
     }
     // Only dispatch-derived coverage is handed on: no transitive chains.
     to.inherited = pool.Merge(to.inherited, from.dispatch_cov);
@@ -769,7 +769,7 @@ void BuildWindowBuffers(HostState& st) {
   for (auto& alloc : st.allocs) {
     auto wb = ir::MakeNode<ir::WindowBuffer>(alloc.var(), ir::AllocSizeBytes(alloc.call()),
                                                  false, false);
-    wb->span = alloc.span;
+    wb->set_span(alloc.span);
     alloc.wb = std::move(wb);
   }
 }
@@ -876,7 +876,7 @@ class ViewRetyper {
           if (changed) stmts.push_back(std::move(r));
         }
         if (!changed) return s;
-        return ir::Seq(std::move(stmts), s->span);
+        return ir::Seq(std::move(stmts), s->span());
       }
       case NodeKind::kAssignStmt:
         return RewriteAssign(s, static_cast<const ir::AssignStmt&>(*s));
@@ -1103,7 +1103,7 @@ class ViewRetyper {
         }
         if (elements.empty()) return e;
         auto copy = ir::MakeNode<ir::MakeTuple>(std::move(elements));
-        copy->span = t.span;
+        copy->set_span(t.span());
         return copy;
       }
       case NodeKind::kBinaryExpr: {
@@ -1161,7 +1161,7 @@ class ViewRetyper {
       }
     }
     auto stmt = ir::MakeNode<ir::AssignStmt>(std::move(var), std::move(value));
-    stmt->span = a.span;
+    stmt->set_span(a.span());
     return stmt;
   }
 
@@ -1251,13 +1251,13 @@ std::vector<Domain> ClusterAllocs(const HostState& st) {
 }
 
 StmtPtr WrapInScopes(const StmtPtr& body, std::vector<Domain> domains) {
-  StmtPtr inner = body->kind() == NodeKind::kSeqStmts ? body : ir::Seq({body}, body->span);
+  StmtPtr inner = body->kind() == NodeKind::kSeqStmts ? body : ir::Seq({body}, body->span());
   for (size_t i = domains.size(); i-- > 0;) {
     Domain& d = domains[i];
     auto scope = ir::MakeNode<ir::CommDomainScopeStmt>(
         fmt::format("comm_d{}", i), std::move(d.devices), std::move(d.slots), ir::KwargList{},
         inner);
-    scope->span = d.span;
+    scope->set_span(d.span);
     inner = ir::Seq({scope}, d.span);
   }
   return inner;
@@ -1382,7 +1382,7 @@ ir::ProgramPtr MaterializeCommDomainScopes(const ir::ProgramPtr& program) {
   if (!changed) return program;
   auto result =
       ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
-  result->span = program->span;
+  result->set_span(program->span());
   return result;
 }
 

@@ -138,7 +138,7 @@ ir::ProgramPtr PassManager::Run(const ir::ProgramPtr& program, IRPropertySet ini
       throw ValueError(
           fmt::format("pass '{}' requires {} which the pipeline does not provide at that point",
                       pass.name, missing.ToString()),
-          program ? program->span : ir::Span{});
+          program ? program->span() : ir::Span{});
     }
     for (const auto& inst : instrumentations_) inst->BeforePass(pass.name, current);
     ir::ProgramPtr next = pass.run(current);

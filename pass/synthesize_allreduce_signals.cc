@@ -82,7 +82,7 @@ class Synthesizer {
     FillPending();
     auto result =
         ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
-    result->span = program->span;
+    result->set_span(program->span());
     return result;
   }
 
@@ -144,7 +144,7 @@ class Synthesizer {
     if (k == NodeKind::kCall) {
       const auto& c = static_cast<const Call&>(*e);
       const std::string& op = c.OpName();
-      if (check && op == ir::ops::kAllReduce) ThrowNested(e->span);
+      if (check && op == ir::ops::kAllReduce) ThrowNested(e->span());
       if (op == ir::ops::kAllocWindowBuffer) {
         const ir::AttrValue* name = ir::FindKwarg(c.kwargs, "name");
         if (name && std::holds_alternative<std::string>(*name)) Note(std::get<std::string>(*name));
@@ -177,7 +177,7 @@ class Synthesizer {
       // A site always becomes two statements or more: it needs a SeqStmts.
       std::vector<StmtPtr> out(slots);
       auto seq = ir::MakeNode<ir::SeqStmts>(std::move(out));
-      seq->span = body->span;
+      seq->set_span(body->span());
       pending_.back().seq = seq.get();
       pending_.back().first = 0;
       return seq;
@@ -210,7 +210,7 @@ class Synthesizer {
     }
     if (!changed) return body;
     auto seq = ir::MakeNode<ir::SeqStmts>(std::move(out));
-    seq->span = body->span;
+    seq->set_span(body->span());
     // The pendings of this level (nested levels set their own first).
     for (size_t p = first_pending; p < pending_.size(); ++p) {
       if (pending_[p].seq == nullptr) pending_[p].seq = seq.get();
@@ -326,14 +326,14 @@ class Synthesizer {
           fmt::format(
               "pld.tensor.allreduce takes 1 or 2 positional arguments (data, signal), got {}",
               arity),
-          call.span);
+          call.span());
     }
     if (arity == 2) return false;
     if (depth > 0) {
       throw ValueError(
           "a signal-less pld.tensor.allreduce is not supported inside a for/while loop; pass an "
           "explicit signal",
-          call.span);
+          call.span());
     }
     (void)CoreNum(call);
     return true;
@@ -357,13 +357,13 @@ class Synthesizer {
       case NodeKind::kAssignStmt: {
         const auto& a = static_cast<const ir::AssignStmt&>(s);
         ExprPtr call = Synthesize(ir::As<Call>(a.value), out);
-        out.push_back(ir::Assign(a.var, call, a.span));
+        out.push_back(ir::Assign(a.var, call, a.span()));
         return;
       }
       case NodeKind::kEvalStmt: {
         const auto& e = static_cast<const ir::EvalStmt&>(s);
         ExprPtr call = Synthesize(ir::As<Call>(e.expr), out);
-        out.push_back(ir::Eval(call, e.span));
+        out.push_back(ir::Eval(call, e.span()));
         return;
       }
       case NodeKind::kReturnStmt: {
@@ -374,11 +374,11 @@ class Synthesizer {
           ExprPtr call = Synthesize(ir::As<Call>(v), out);
           // Host lowering needs every allreduce bound to a Var, so even a call that
           // already has its signal is lifted out of the return.
-          VarPtr result = ir::MakeVar(NextResultName(), call->type, call->span);
-          out.push_back(ir::Assign(result, call, call->span));
+          VarPtr result = ir::MakeVar(NextResultName(), call->type, call->span());
+          out.push_back(ir::Assign(result, call, call->span()));
           v = result;
         }
-        out.push_back(ir::Return(std::move(values), r.span));
+        out.push_back(ir::Return(std::move(values), r.span()));
         return;
       }
       default:
@@ -398,7 +398,7 @@ class Synthesizer {
 #else
     const int64_t core_num = CoreNum(*call);
 #endif
-    const Span& sp = call->span;
+    const Span& sp = call->span();
     const int64_t k = NextSignalIndex();
 
     CallPtr ws_call = ir::MakeOpCall(ir::ops::kWorldSize, {}, {}, sp);
@@ -441,7 +441,7 @@ class Synthesizer {
                             : std::string("a non-integer");
       throw ValueError(
           fmt::format("pld.tensor.allreduce: core_num= must be a positive integer, got {}", got),
-          call.span);
+          call.span());
     }
     return std::get<int64_t>(*v);
   }
@@ -501,7 +501,7 @@ ir::ProgramPtr SynthesizeAllReduceSignals(const ir::ProgramPtr& program,
   if (options.default_core_num <= 0) {
     throw ValueError(
         fmt::format("default core_num must be positive, got {}", options.default_core_num),
-        program ? program->span : Span{});
+        program ? program->span() : Span{});
   }
   if (!program) return program;
   Synthesizer synth(options);

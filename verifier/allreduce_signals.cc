@@ -20,7 +20,7 @@ void CheckAllReduceSignals(const HostAnalysis& a, DiagnosticSink& sink) {
               "pld.tensor.allreduce of '{}' in '{}' has {} argument(s); after signal synthesis "
               "every host allreduce has two (data, signal)",
               data, a.fn->name, c->args.size()),
-          c->span);
+          c->span());
       continue;
     }
     if (a.ViewAlloc(c->args[1]) == kNone) {
@@ -30,7 +30,7 @@ void CheckAllReduceSignals(const HostAnalysis& a, DiagnosticSink& sink) {
               "the signal {} of pld.tensor.allreduce of '{}' in '{}' is not a window view of an "
               "alloc",
               DescribeExpr(c->args[1]), data, a.fn->name),
-          c->span);
+          c->span());
     }
   }
 }

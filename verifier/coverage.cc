@@ -152,7 +152,7 @@ void CheckCoverage(HostAnalysis& a, DiagnosticSink& sink) {
                 "(re-derived from dispatches and collectives)",
                 stmt.name_hint, a.fn->name, stmt.devices.ToString(), alloc.name,
                 alloc.coverage.ToString()),
-            stmt.span);
+            stmt.span());
       }
     }
     auto [it, inserted] = seen_devices.emplace(stmt.devices.ToString(), si);
@@ -164,7 +164,7 @@ void CheckCoverage(HostAnalysis& a, DiagnosticSink& sink) {
               "belong in one scope",
               a.scopes[it->second].stmt->name_hint, stmt.name_hint, a.fn->name,
               stmt.devices.ToString()),
-          stmt.span);
+          stmt.span());
     }
   }
 }

@@ -60,7 +60,7 @@ class HostWalker {
       } else if ((scope = AsScope(cur))) {
         a_.chain_problems.push_back({fmt::format("scope '{}' of '{}' is not wrapped in a SeqStmts",
                                                  scope->name_hint, a_.fn->name),
-                                     scope->span});
+                                     scope->span()});
       }
       if (!scope) break;
       a_.scopes.push_back({scope, true, {}});
@@ -70,12 +70,12 @@ class HostWalker {
       a_.chain_problems.push_back(
           {fmt::format("the body of innermost scope '{}' of '{}' is a {}, not a SeqStmts",
                        a_.scopes.back().stmt->name_hint, a_.fn->name, NodeKindName(cur->kind())),
-           cur->span});
+           cur->span()});
     }
     if (!a_.scopes.empty() && !cur) {
       a_.chain_problems.push_back({fmt::format("innermost scope '{}' of '{}' has no body",
                                                a_.scopes.back().stmt->name_hint, a_.fn->name),
-                                   a_.scopes.back().stmt->span});
+                                   a_.scopes.back().stmt->span()});
     }
     return cur;
   }
@@ -98,7 +98,7 @@ class HostWalker {
     if (!s) return;
     switch (s->kind()) {
       case NodeKind::kSeqStmts:
-        Stmts(static_cast<const SeqStmts&>(*s).stmts, s->span);
+        Stmts(static_cast<const SeqStmts&>(*s).stmts, s->span());
         break;
       case NodeKind::kAssignStmt:
         Assign(static_cast<const AssignStmt&>(*s));
@@ -143,7 +143,7 @@ class HostWalker {
             {fmt::format(
                  "scope '{}' of '{}' does not wrap the whole body (it sits inside the statements)",
                  scope.name_hint, a_.fn->name),
-             scope.span});
+             scope.span()});
         a_.scopes.push_back({&scope, false, {}});
         Stmt(scope.body);
         break;
@@ -155,7 +155,7 @@ class HostWalker {
         break;
       }
       default:
-        Malformed(fmt::format("{} where a statement belongs", NodeKindName(s->kind())), s->span);
+        Malformed(fmt::format("{} where a statement belongs", NodeKindName(s->kind())), s->span());
         break;
     }
   }
@@ -165,7 +165,7 @@ class HostWalker {
     Expr(loop.stop);
     Expr(loop.step);
     if (!loop.loop_var) {
-      Malformed("for loop without a loop variable", loop.span);
+      Malformed("for loop without a loop variable", loop.span());
       Stmt(loop.body);
       return;
     }
@@ -177,7 +177,7 @@ class HostWalker {
   void Assign(const AssignStmt& s) {
     Expr(s.value);
     if (!s.var || !s.value) {
-      Malformed(s.var ? "assignment without a value" : "assignment without a variable", s.span);
+      Malformed(s.var ? "assignment without a value" : "assignment without a variable", s.span());
       return;
     }
     const Var* lhs = s.var.get();
@@ -201,7 +201,7 @@ class HostWalker {
       AllocInfo info;
       info.var = lhs;
       info.call = call;
-      info.span = s.span.IsKnown() ? s.span : call->span;
+      info.span = s.span().IsKnown() ? s.span() : call->span();
       info.name = AllocName(*call, *lhs);
       a_.alloc_of_ptr.Set(lhs, a_.allocs.size());
       a_.allocs.push_back(std::move(info));
@@ -239,7 +239,7 @@ class HostWalker {
         HandleCall(c);
         for (const auto& x : c.args) {
           if (!x) {
-            Malformed(fmt::format("null argument of a call to {}", DescribeExpr(e)), c.span);
+            Malformed(fmt::format("null argument of a call to {}", DescribeExpr(e)), c.span());
             continue;
           }
           Expr(x);
@@ -366,7 +366,7 @@ class HostWalker {
           fmt::format(
               "dispatch of '{}' in '{}' passes window view(s) of alloc '{}' but its device= {}",
               callee, a_.fn->name, a_.allocs[consumed_[0]].name, d.why),
-          c.span);
+          c.span());
       return;
     }
     AddCoverage(d.set);

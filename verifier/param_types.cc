@@ -17,7 +17,7 @@ void CheckParamTypes(const Function& fn, DiagnosticSink& sink) {
     const VarPtr& p = fn.params[i];
     if (!p) {
       sink.Report(CheckId::kMalformedIR, fmt::format("parameter {} of '{}' is null", i, fn.name),
-                  fn.span);
+                  fn.span());
       continue;
     }
     if (!ContainsWindowBuffer(p->type)) continue;
@@ -27,7 +27,7 @@ void CheckParamTypes(const Function& fn, DiagnosticSink& sink) {
                     "parameter types must not carry a window_buffer",
                     p->name_hint, fn.IsChipOrchestrator() ? "chip-orchestrator" : "InCore", fn.name,
                     DescribeType(p->type)),
-        p->span.IsKnown() ? p->span : fn.span);
+        p->span().IsKnown() ? p->span() : fn.span());
   }
 }
 

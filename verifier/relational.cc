@@ -365,19 +365,19 @@ void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, Diagnost
   if (!before || !after) {
     sink.Report(CheckId::kMalformedIR,
                 before ? "the output program is null" : "the input program is null",
-                after ? after->span : Span{});
+                after ? after->span() : Span{});
     return;
   }
   if (before->name != after->name) {
     sink.Report(CheckId::kProgramStructureChanged,
                 fmt::format("program name changed from '{}' to '{}'", before->name, after->name),
-                after->span);
+                after->span());
   }
   if (before->dynamic_dims.size() != after->dynamic_dims.size()) {
     sink.Report(CheckId::kProgramStructureChanged,
                 fmt::format("program '{}' has {} dynamic dims, its input {}", after->name,
                             after->dynamic_dims.size(), before->dynamic_dims.size()),
-                after->span);
+                after->span());
   }
   for (const auto& f : before->functions) {
     if (!f) continue;
@@ -385,7 +385,7 @@ void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, Diagnost
     if (!g) {
       sink.Report(CheckId::kProgramStructureChanged,
                   fmt::format("function '{}' of the input is missing from the output", f->name),
-                  after->span);
+                  after->span());
       continue;
     }
     if (f == g) continue;
@@ -398,7 +398,7 @@ void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, Diagnost
                 "host orchestrator '{}' differs from its input (scopes unwrapped, back-references "
                 "erased, synthesized signals removed) at {}: {}",
                 g->name, r.path.empty() ? std::string("<function>") : r.path, r.reason),
-            g->span);
+            g->span());
       }
       continue;
     }
@@ -409,14 +409,14 @@ void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, Diagnost
           fmt::format(
               "function '{}' is not a host orchestrator but differs from its input at {}: {}",
               g->name, r.path.empty() ? std::string("<function>") : r.path, r.reason),
-          g->span);
+          g->span());
     }
   }
   for (const auto& g : after->functions) {
     if (g && !FindFn(*before, g->name)) {
       sink.Report(CheckId::kProgramStructureChanged,
                   fmt::format("function '{}' of the output does not exist in the input", g->name),
-                  g->span);
+                  g->span());
     }
   }
 }

@@ -29,7 +29,7 @@ void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
     text = PrintProgram(program);
   } catch (const std::exception& e) {
     sink.Report(CheckId::kRoundTripParseError,
-                fmt::format("printing program '{}' failed: {}", pname, e.what()), program->span);
+                fmt::format("printing program '{}' failed: {}", pname, e.what()), program->span());
     return;
   }
   try {
@@ -43,13 +43,13 @@ void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
     sink.Report(
         CheckId::kRoundTripParseError,
         fmt::format("the printed form of program '{}' does not parse back: {}", pname, e.Format()),
-        program->span);
+        program->span());
     return;
   } catch (const std::exception& e) {
     sink.Report(
         CheckId::kRoundTripParseError,
         fmt::format("the printed form of program '{}' does not parse back: {}", pname, e.what()),
-        program->span);
+        program->span());
     return;
   }
   // The printout is not needed any more: give its memory back before the walk.
@@ -67,7 +67,7 @@ void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
     sink.Report(CheckId::kRoundTripMismatch,
                 fmt::format("parse(print('{}')) differs from the program at {}: {}", pname, eq.path,
                             eq.reason),
-                program->span);
+                program->span());
     return;
   }
   if (eh.lhs_hash != eh.rhs_hash) {
@@ -76,7 +76,7 @@ void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
         fmt::format("parse(print('{}')) is structurally equal but its structural hash differs "
                     "({:#018x} vs {:#018x})",
                     pname, eh.lhs_hash, eh.rhs_hash),
-        program->span);
+        program->span());
   }
 }
 

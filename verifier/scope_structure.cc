@@ -42,7 +42,7 @@ void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink) {
       sink.Report(CheckId::kScopeNameMismatch,
                   fmt::format("scope {} of '{}' is named '{}', expected '{}'", si, fname,
                               stmt.name_hint, expected),
-                  stmt.span);
+                  stmt.span());
     }
     if (!stmt.attrs.empty()) {
       sink.Report(
@@ -51,13 +51,13 @@ void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink) {
               "scope '{}' of '{}' has {} attr(s) (first: '{}'); the pass creates scopes with "
               "empty attrs",
               stmt.name_hint, fname, stmt.attrs.size(), stmt.attrs[0].first),
-          stmt.span);
+          stmt.span());
     }
     if (stmt.slots.empty()) {
       sink.Report(CheckId::kEmptyScope,
                   fmt::format("scope '{}' of '{}' (devices {}) has no slots", stmt.name_hint, fname,
                               stmt.devices.ToString()),
-                  stmt.span);
+                  stmt.span());
     }
 
     std::unordered_map<std::string_view, size_t> names;
@@ -83,7 +83,7 @@ void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink) {
                 "scope '{}' of '{}' lists alloc '{}' after alloc '{}', but '{}' comes first in "
                 "the source",
                 stmt.name_hint, fname, alloc.name, a.allocs[prev_owner].name, alloc.name),
-            stmt.span);
+            stmt.span());
         order_reported = true;
       }
       prev_owner = owner;
@@ -99,7 +99,7 @@ void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink) {
                 "'{}' in the source",
                 stmt.name_hint, fname, prev_scope->name_hint, a.allocs[first].name,
                 a.allocs[prev_first].name),
-            stmt.span);
+            stmt.span());
       }
       prev_first = first;
       prev_scope = &stmt;

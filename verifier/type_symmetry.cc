@@ -30,7 +30,7 @@ void CheckTypeSymmetry(const HostAnalysis& a, DiagnosticSink& sink) {
         CheckId::kAssignTypeAsymmetry,
         fmt::format("assignment to '{}' in '{}': LHS type {} differs from RHS type {}{}",
                     s->var->name_hint, a.fn->name, DescribeType(lhs), DescribeType(rhs), why),
-        s->span);
+        s->span());
   }
 }
 

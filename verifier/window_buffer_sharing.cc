@@ -49,7 +49,7 @@ class SharingChecker {
 
  private:
   const Span& SpanOf(const WindowBuffer& wb, const AllocInfo& alloc) {
-    return wb.span.IsKnown() ? wb.span : alloc.span;
+    return wb.span().IsKnown() ? wb.span() : alloc.span;
   }
 
   void Views(size_t ai) {
@@ -67,7 +67,7 @@ class SharingChecker {
                         "WindowBuffer",
                         ViewKindText(view.kind), view.var->name_hint, alloc.name, a_.fn->name,
                         DescribeType(view.var->type)),
-            view.stmt->span);
+            view.stmt->span());
         continue;
       }
       owner_.Insert(wb.get(), ai);
@@ -82,7 +82,7 @@ class SharingChecker {
                 "(all views of one alloc must share one pointer)",
                 ViewKindText(view.kind), view.var->name_hint, alloc.name, a_.fn->name,
                 ViewKindText(first->kind), first->var->name_hint),
-            view.stmt->span);
+            view.stmt->span());
       }
       if (std::find(distinct.begin(), distinct.end(), wb.get()) == distinct.end()) {
         distinct.push_back(wb.get());
@@ -151,7 +151,7 @@ class SharingChecker {
         sink_.Report(
             CheckId::kMalformedIR,
             fmt::format("slot {} of scope '{}' in '{}' is null", k, stmt.name_hint, a_.fn->name),
-            stmt.span);
+            stmt.span());
         continue;
       }
       size_t owner = kNone;
@@ -167,7 +167,7 @@ class SharingChecker {
                 "slot '{}' of scope '{}' in '{}' is a WindowBuffer of no alloc in the function "
                 "(no view carries it and its base is no alloc's variable)",
                 wb->name_hint, stmt.name_hint, a_.fn->name),
-            stmt.span);
+            stmt.span());
         continue;
       }
       AllocInfo& alloc = a_.allocs[owner];
@@ -185,7 +185,7 @@ class SharingChecker {
                 "slot '{}' of scope '{}' in '{}' is not the WindowBuffer object the views of alloc "
                 "'{}' carry (slot and views must share one pointer)",
                 wb->name_hint, stmt.name_hint, a_.fn->name, alloc.name),
-            stmt.span);
+            stmt.span());
         if (owner_.Find(wb.get()) == nullptr) Fields(*wb, alloc);
       }
     }

@@ -131,9 +131,9 @@ ir::CallPtr StmtCall(const StmtPtr& s) {
 }
 
 StmtPtr WithCall(const StmtPtr& s, ir::CallPtr call) {
-  if (s->kind() == NodeKind::kEvalStmt) return ir::Eval(std::move(call), s->span);
+  if (s->kind() == NodeKind::kEvalStmt) return ir::Eval(std::move(call), s->span());
   const auto& a = static_cast<const ir::AssignStmt&>(*s);
-  return ir::Assign(a.var, std::move(call), s->span);
+  return ir::Assign(a.var, std::move(call), s->span());
 }
 
 // What a mutation may refer to: the function's view Vars, its loop vars (with
@@ -255,7 +255,7 @@ bool MoveIntoLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   auto loop = ir::MakeNode<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
   std::vector<StmtPtr> body = ir::Flatten(loop->body);
   body.insert(Below(rng, 2) ? body.end() : body.begin(), moved);
-  loop->body = ir::Seq(std::move(body), loop->body ? loop->body->span : ir::Span{});
+  loop->body = ir::Seq(std::move(body), loop->body ? loop->body->span() : ir::Span{});
   s[l] = loop;
   s.erase(s.begin() + static_cast<long>(i));
   return true;
@@ -277,7 +277,7 @@ bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
     size_t j = Below(rng, body.size());
     moved = body[j];
     body.erase(body.begin() + static_cast<long>(j));
-    loop->body = ir::Seq(std::move(body), loop->body->span);
+    loop->body = ir::Seq(std::move(body), loop->body->span());
     s[l] = loop;
   } else {
     auto loop = ir::MakeNode<ir::WhileStmt>(static_cast<const ir::WhileStmt&>(*s[l]));
@@ -286,7 +286,7 @@ bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
     size_t j = Below(rng, body.size());
     moved = body[j];
     body.erase(body.begin() + static_cast<long>(j));
-    loop->body = ir::Seq(std::move(body), loop->body->span);
+    loop->body = ir::Seq(std::move(body), loop->body->span());
     s[l] = loop;
   }
   s.insert(s.begin() + static_cast<long>(Below(rng, 2) ? l + 1 : l), moved);
@@ -472,13 +472,13 @@ StmtPtr EditNth(const StmtPtr& s, size_t target, size_t& counter, const Edit& ed
       std::vector<StmtPtr> stmts = static_cast<const ir::SeqStmts&>(*s).stmts.ToVector();
       if (counter++ == target) {
         done = edit(stmts, rng, ctx);
-        return done ? ir::Seq(std::move(stmts), s->span) : s;
+        return done ? ir::Seq(std::move(stmts), s->span()) : s;
       }
       for (auto& c : stmts) {
         StmtPtr n = EditNth(c, target, counter, edit, rng, ctx, done);
         if (n != c) {
           c = n;
-          return ir::Seq(std::move(stmts), s->span);
+          return ir::Seq(std::move(stmts), s->span());
         }
         if (done) break;
       }

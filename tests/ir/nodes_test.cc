@@ -135,6 +135,43 @@ TEST(NodeKindTest, NamesAndRanges) {
 }
 
 // ---------------------------------------------------------------------------
+// Spans: a node keeps line, column and the file's interned id in its 16-byte
+// header.
+
+TEST(SpanTest, FileNamesAreInternedOnceAndNamedBack) {
+  FileId a = InternFileName("span_a.pyir");
+  EXPECT_EQ(InternFileName("span_a.pyir"), a);
+  FileId b = InternFileName("span_b.pyir");
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, FileId{0});
+  EXPECT_EQ(FileNameOf(a), "span_a.pyir");
+  EXPECT_EQ(FileNameOf(b), "span_b.pyir");
+  EXPECT_EQ(FileNameOf(0), "<unknown>");
+  EXPECT_EQ(Span{}.ToString(), "<unknown>:0:0");
+}
+
+TEST(SpanTest, NodesKeepAndCopyTheirSpan) {
+  static_assert(sizeof(Node) == 16);
+  Span at{InternFileName("span_c.pyir"), 123456, 789};
+  VarPtr v = MakeVar("x", ScalarTy(DataType::kIndex), at);
+  EXPECT_EQ(v->span().file, at.file);
+  EXPECT_EQ(v->span().ToString(), "span_c.pyir:123456:789");
+  Var copy = *v;  // a copy is a new node with the same position
+  EXPECT_EQ(copy.span().ToString(), "span_c.pyir:123456:789");
+  EXPECT_EQ(copy.kind(), NodeKind::kVar);
+  copy.set_span(At(2, 3));
+  EXPECT_EQ(copy.span().ToString(), "t.pyir:2:3");
+  EXPECT_EQ(v->span().line, 123456);
+}
+
+// An id the header cannot hold is not truncated into some other file's id.
+TEST(SpanTest, AnIdBeyondTheHeadersBitsReadsAsOverflow) {
+  VarPtr v = MakeVar("x", ScalarTy(DataType::kIndex), Span{kMaxFileIds + 5, 1, 1});
+  EXPECT_EQ(v->span().file, kOverflowFileId);
+  EXPECT_THAT(v->span().FileName(), HasSubstr("more than"));
+}
+
+// ---------------------------------------------------------------------------
 // Expressions
 
 TEST(ExprTest, VarKeepsNameTypeAndSpan) {
@@ -142,16 +179,16 @@ TEST(ExprTest, VarKeepsNameTypeAndSpan) {
   EXPECT_EQ(v->kind(), NodeKind::kVar);
   EXPECT_EQ(v->name_hint, "x");
   EXPECT_EQ(ScalarDType(v), DataType::kIndex);
-  EXPECT_EQ(v->span.line, 3);
-  EXPECT_EQ(v->span.column, 9);
-  EXPECT_EQ(v->span.FileName(), "t.pyir");
-  EXPECT_EQ(v->span.ToString(), "t.pyir:3:9");
+  EXPECT_EQ(v->span().line, 3);
+  EXPECT_EQ(v->span().column, 9);
+  EXPECT_EQ(v->span().FileName(), "t.pyir");
+  EXPECT_EQ(v->span().ToString(), "t.pyir:3:9");
 }
 
 TEST(ExprTest, UnknownSpanPrintsPlaceholder) {
   VarPtr v = MakeVar("x", ScalarTy(DataType::kIndex));
-  EXPECT_FALSE(v->span.IsKnown());
-  EXPECT_EQ(v->span.ToString(), "<unknown>:0:0");
+  EXPECT_FALSE(v->span().IsKnown());
+  EXPECT_EQ(v->span().ToString(), "<unknown>:0:0");
 }
 
 TEST(ExprTest, IterArgIsAVarWithInit) {
@@ -182,7 +219,7 @@ TEST(ExprTest, ConstantsDeduceScalarTypes) {
   EXPECT_EQ(IntValue(i), 7);
   EXPECT_EQ(static_cast<const ConstInt&>(*i).dtype, DataType::kInt32);
   EXPECT_EQ(ScalarDType(i), DataType::kInt32);
-  EXPECT_EQ(i->span.column, 2);
+  EXPECT_EQ(i->span().column, 2);
   EXPECT_EQ(ScalarDType(Int(1)), DataType::kInt64);  // the literal default
 
   ExprPtr f = Float(0.5);
@@ -234,7 +271,7 @@ TEST(ExprTest, BinaryKeepsOperandsAndSpan) {
   EXPECT_EQ(be.op, BinaryOp::kSub);
   EXPECT_EQ(be.lhs, x);
   EXPECT_EQ(be.rhs, one);
-  EXPECT_EQ(be.span.line, 5);
+  EXPECT_EQ(be.span().line, 5);
   EXPECT_EQ(BinaryOpName(BinaryOp::kFloorMod), "FloorMod");
 }
 
@@ -306,7 +343,7 @@ TEST(ExprTest, CallAccessorsAndKwargLookup) {
   EXPECT_EQ(FindAttr(dispatch->attrs, "device"), dev);
   EXPECT_EQ(FindAttr(dispatch->attrs, "other"), nullptr);
   EXPECT_EQ(dispatch->type, UnknownType::Get());
-  EXPECT_EQ(dispatch->span.line, 9);
+  EXPECT_EQ(dispatch->span().line, 9);
   EXPECT_TRUE(dispatch->kwargs.empty());
 
   CallPtr no_device = MakeFunctionCall("f", {}, nullptr, ScalarTy(DataType::kInt64));
@@ -336,17 +373,17 @@ TEST(StmtTest, AssignEvalReturnYield) {
   ASSERT_EQ(a->kind(), NodeKind::kAssignStmt);
   EXPECT_EQ(static_cast<const AssignStmt&>(*a).var, x);
   EXPECT_EQ(static_cast<const AssignStmt&>(*a).value, v);
-  EXPECT_EQ(a->span.line, 2);
+  EXPECT_EQ(a->span().line, 2);
 
   StmtPtr e = Eval(x, At(3, 5));
   ASSERT_EQ(e->kind(), NodeKind::kEvalStmt);
   EXPECT_EQ(static_cast<const EvalStmt&>(*e).expr, x);
-  EXPECT_EQ(e->span.line, 3);
+  EXPECT_EQ(e->span().line, 3);
 
   StmtPtr r = Return({x, v}, At(4, 5));
   ASSERT_EQ(r->kind(), NodeKind::kReturnStmt);
   EXPECT_THAT(static_cast<const ReturnStmt&>(*r).values, ElementsAre(x, v));
-  EXPECT_EQ(r->span.line, 4);
+  EXPECT_EQ(r->span().line, 4);
 
   YieldStmt y({x});
   EXPECT_EQ(y.kind(), NodeKind::kYieldStmt);
@@ -377,7 +414,7 @@ TEST(StmtTest, SeqForWhileIf) {
   SeqStmtsPtr body = Seq({inner}, At(6, 1));
   EXPECT_EQ(body->kind(), NodeKind::kSeqStmts);
   EXPECT_THAT(body->stmts, ElementsAre(inner));
-  EXPECT_EQ(body->span.line, 6);
+  EXPECT_EQ(body->span().line, 6);
 
   StmtPtr f = For(r, Int(0), Int(4), Int(1), body, At(5, 1));
   ASSERT_EQ(f->kind(), NodeKind::kForStmt);
@@ -390,7 +427,7 @@ TEST(StmtTest, SeqForWhileIf) {
   EXPECT_EQ(fs.kind, ForKind::kRange);
   EXPECT_TRUE(fs.iter_args.empty());
   EXPECT_TRUE(fs.return_vars.empty());
-  EXPECT_EQ(fs.span.line, 5);
+  EXPECT_EQ(fs.span().line, 5);
   EXPECT_EQ(ForKindName(ForKind::kUnroll), "unroll");
 
   ExprPtr cond = Bool(true);
@@ -398,7 +435,7 @@ TEST(StmtTest, SeqForWhileIf) {
   ASSERT_EQ(w->kind(), NodeKind::kWhileStmt);
   EXPECT_EQ(static_cast<const WhileStmt&>(*w).cond, cond);
   EXPECT_EQ(static_cast<const WhileStmt&>(*w).body, body);
-  EXPECT_EQ(w->span.line, 7);
+  EXPECT_EQ(w->span().line, 7);
 
   StmtPtr i1 = If(cond, body);
   ASSERT_EQ(i1->kind(), NodeKind::kIfStmt);
@@ -406,7 +443,7 @@ TEST(StmtTest, SeqForWhileIf) {
   EXPECT_EQ(static_cast<const IfStmt&>(*i1).else_body, nullptr);
   StmtPtr i2 = If(cond, body, inner, At(8, 2));
   EXPECT_EQ(static_cast<const IfStmt&>(*i2).else_body, inner);
-  EXPECT_EQ(i2->span.column, 2);
+  EXPECT_EQ(i2->span().column, 2);
 }
 
 TEST(StmtTest, FlattenSeqOrSingle) {

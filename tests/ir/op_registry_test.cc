@@ -93,7 +93,7 @@ TEST_F(OpRegistryTest, AllocSizeForm) {
   CallPtr c = MakeOpCall(ops::kAllocWindowBuffer, {size}, {{"name", std::string("buf")}}, kAt);
   EXPECT_EQ(c->type, PtrType::Get());
   EXPECT_EQ(c->OpName(), "pld.tensor.alloc_window_buffer");
-  EXPECT_EQ(c->span.line, 4);
+  EXPECT_EQ(c->span().line, 4);
   EXPECT_EQ(AllocSizeBytes(*c), size);  // the size form returns its argument itself
   auto n = MakeVar("n", ScalarTy(DataType::kIndex));
   EXPECT_EQ(MakeOpCall(ops::kAllocWindowBuffer, {Mul(n, Int(4))})->type, PtrType::Get());
@@ -461,7 +461,7 @@ TEST_F(OpRegistryTest, DeduceCallType) {
             nullptr);
   // A call whose args were rewritten into something ill-typed reports it.
   Call bad(OpRegistry::Get().GetOp(ops::kBarrier), {fp_signal}, {}, {}, UnknownType::Get());
-  bad.span = kAt;
+  bad.set_span(kAt);
   ExpectValueError([&] { DeduceCallType(bad); }, "signal must be an INT32 window view");
 }
 

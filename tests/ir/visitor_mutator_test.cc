@@ -129,7 +129,7 @@ class ReplaceInt : public IRMutator {
   NodePtr MutateConstInt(const ConstIntPtr& c) override {
     if (c->value != from_) return c;
     auto n = ir::MakeNode<ConstInt>(to_, c->dtype);
-    n->span = c->span;
+    n->set_span(c->span());
     return n;
   }
 
@@ -166,7 +166,7 @@ TEST(MutatorTest, ChangeRebuildsOnlyThePath) {
   ASSERT_NE(out->stmts[1], s1);
   const auto& a1 = static_cast<const AssignStmt&>(*out->stmts[1]);
   EXPECT_EQ(a1.var, y);        // definitions are kept
-  EXPECT_EQ(a1.span.line, 7);  // rebuilt nodes keep their span
+  EXPECT_EQ(a1.span().line, 7);  // rebuilt nodes keep their span
   const auto& sub = static_cast<const BinaryExpr&>(*a1.value);
   EXPECT_EQ(sub.lhs, untouched);
   ASSERT_NE(sub.rhs, changed);

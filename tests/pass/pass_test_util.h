@@ -21,7 +21,7 @@ namespace cds::pass::testing {
 using namespace cds::ir;  // NOLINT: test-only shorthand
 
 inline Span At(int line) {
-  static const std::string* file = ir::InternFileName("test.pyir");
+  static const ir::FileId file = ir::InternFileName("test.pyir");
   return Span{file, line, 5};
 }
 
@@ -63,7 +63,7 @@ class Body {
     fill(inner, r);
     auto f = ir::MakeNode<ForStmt>(r, std::move(start), std::move(stop), std::move(step),
                                        inner.Build(), kind);
-    f->span = At(line);
+    f->set_span(At(line));
     stmts.push_back(f);
     return r;
   }

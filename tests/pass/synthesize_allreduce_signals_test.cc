@@ -87,7 +87,7 @@ TEST(Sars, BareStatementGetsSignalRightBefore) {
   EXPECT_EQ(call->args[0], fx.data);
   EXPECT_EQ(call->args[1], As<AssignStmt>(stmts[5])->var);
   EXPECT_EQ(call->kwargs, kSum);
-  EXPECT_EQ(call->span.line, 6);
+  EXPECT_EQ(call->span().line, 6);
 }
 
 TEST(Sars, AssignmentKeepsItsVar) {
@@ -237,7 +237,7 @@ INSTANTIATE_TEST_SUITE_P(
                         ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
                                                std::vector<ExprPtr>{fx.data, fx.data, fx.data},
                                                KwargList{}, ExprAttrList{}, fx.data->type);
-                    bad->span = At(9);
+                    bad->set_span(At(9));
                     fx.b.Do(bad, 9);
                   },
                   "takes 1 or 2 positional arguments (data, signal), got 3"},
@@ -246,7 +246,7 @@ INSTANTIATE_TEST_SUITE_P(
                     auto bad = ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
                                                       std::vector<ExprPtr>{}, KwargList{},
                                                       ExprAttrList{}, UnknownType::Get());
-                    bad->span = At(9);
+                    bad->set_span(At(9));
                     fx.b.Do(bad, 9);
                   },
                   "got 0"},

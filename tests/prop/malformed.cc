@@ -79,7 +79,7 @@ StmtPtr EditIn(const StmtPtr& s, const std::function<StmtPtr(const StmtPtr&)>& e
 
 ProgramPtr WithFunctions(const ProgramPtr& p, std::vector<FunctionPtr> fns) {
   auto out = ir::MakeNode<Program>(p->name, p->dynamic_dims, std::move(fns));
-  out->span = p->span;
+  out->set_span(p->span());
   return out;
 }
 
@@ -140,7 +140,7 @@ std::function<StmtPtr(const StmtPtr&)> OnAssign(
 StmtPtr Retyped(const ir::NodeRef<const AssignStmt>& a, TypePtr var_type,
                 ExprPtr value = nullptr) {
   auto c = ir::MakeNode<AssignStmt>(*a);
-  c->var = MakeVar(a->var->name_hint, std::move(var_type), a->var->span);
+  c->var = MakeVar(a->var->name_hint, std::move(var_type), a->var->span());
   if (value) c->value = std::move(value);
   return c;
 }
@@ -402,7 +402,7 @@ class Reshaper {
                   stmts.begin() + static_cast<std::ptrdiff_t>(i + n));
       stmts.insert(stmts.begin() + static_cast<std::ptrdiff_t>(i), Seq(std::move(run)));
     }
-    return Seq(std::move(stmts), s->span);
+    return Seq(std::move(stmts), s->span());
   }
 
  private:

@@ -65,12 +65,12 @@ class Renamer final : public ir::IRMutator {
       const auto& ia = static_cast<const ir::IterArg&>(*v);
       auto fresh = ir::MakeNode<ir::IterArg>(prefix_ + v->name_hint, MutateType(v->type),
                                                  MutateExpr(ia.init_value));
-      fresh->span = v->span;
+      fresh->set_span(v->span());
       map_[v.get()] = fresh;
       return fresh;
     }
     auto fresh = ir::MakeNode<ir::Var>(prefix_ + v->name_hint, MutateType(v->type));
-    fresh->span = v->span;
+    fresh->set_span(v->span());
     map_[v.get()] = fresh;
     return fresh;
   }

@@ -30,7 +30,7 @@ TEST(OptDriver, HookErrorIsReported) {
   opt.input = "in.pyir";
   auto hook = [](const ir::ProgramPtr& p, const OptOptions&) -> ir::ProgramPtr {
     auto f = p->FindFunction("f");
-    throw ValueError("pass rejected this", f->span);
+    throw ValueError("pass rejected this", f->span());
   };
   std::ostringstream out, err;
   EXPECT_EQ(RunOpt(kProgram, opt, hook, out, err), 1);
@@ -45,7 +45,7 @@ TEST(OptDriver, HookErrorMatchesExpectation) {
   OptOptions opt;
   opt.verify_diagnostics = true;
   auto hook = [](const ir::ProgramPtr& p, const OptOptions&) -> ir::ProgramPtr {
-    throw ValueError("pass rejected this", p->FindFunction("f")->span);
+    throw ValueError("pass rejected this", p->FindFunction("f")->span());
   };
   std::ostringstream out, err;
   EXPECT_EQ(RunOpt(text, opt, hook, out, err), 0) << err.str();

@@ -100,7 +100,7 @@ void HostBuilder::EndFor() {
   frames_.pop_back();
   auto loop = ir::MakeNode<ForStmt>(f.loop_var, f.start, f.stop, f.step,
                                         Seq(std::move(f.stmts), f.span), f.for_kind);
-  loop->span = f.span;
+  loop->set_span(f.span);
   Emit(loop);
 }
 
@@ -154,7 +154,7 @@ StmtPtr HostBuilder::Body(const std::vector<ScopeSpec>& scopes) {
     for (const auto& a : it->allocs) slots.push_back(WindowBufferOf(a));
     auto scope = ir::MakeNode<CommDomainScopeStmt>(it->name, it->devices, std::move(slots),
                                                        KwargList{}, body);
-    scope->span = Span{file_, 1000 + static_cast<int>(scopes.rend() - it), 5};
+    scope->set_span(Span{file_, 1000 + static_cast<int>(scopes.rend() - it), 5});
     body = Seq({scope});
   }
   return body;

@@ -75,7 +75,7 @@ class HostBuilder {
   void Emit(ir::StmtPtr s) { frames_.back().stmts.push_back(std::move(s)); }
 
   bool materialized_;
-  const std::string* file_;
+  ir::FileId file_;
   int line_ = 1;
   std::vector<Frame> frames_;
   std::vector<std::pair<const ir::Var*, ir::WindowBufferPtr>> wbs_;

@@ -246,7 +246,7 @@ std::optional<ProgramPtr> ViewWindowBufferCopy(const ProgramPtr& p) {
   call->type = t;
   Rewriter r;
   r.MapVar(a->var.get(), var);
-  r.stmts[a.get()] = Assign(var, call, a->span);
+  r.stmts[a.get()] = Assign(var, call, a->span());
   return RewriteFunction(p, c->fn, r);
 }
 
@@ -262,7 +262,7 @@ std::optional<ProgramPtr> ViewWithoutWindowBuffer(const ProgramPtr& p) {
   call->type = t;
   Rewriter r;
   r.MapVar(a->var.get(), var);
-  r.stmts[a.get()] = Assign(var, call, a->span);
+  r.stmts[a.get()] = Assign(var, call, a->span());
   return RewriteFunction(p, c->fn, r);
 }
 
@@ -274,7 +274,7 @@ std::optional<ProgramPtr> DropCallType(const ProgramPtr& p) {
   auto call = ir::MakeNode<Call>(static_cast<const Call&>(*a->value));
   call->type = WithWindow(call->type, nullptr);
   Rewriter r;
-  r.stmts[a.get()] = Assign(a->var, call, a->span);
+  r.stmts[a.get()] = Assign(a->var, call, a->span());
   return RewriteFunction(p, c->fn, r);
 }
 
@@ -404,7 +404,7 @@ std::optional<ProgramPtr> DuplicateSlotName(const ProgramPtr& p) {
       if (k == "name") v = *FindKwarg(first_call.kwargs, "name");
     }
     Rewriter r;
-    r.stmts[second.get()] = Assign(second->var, call, second->span);
+    r.stmts[second.get()] = Assign(second->var, call, second->span());
     return RewriteFunction(p, c->fn, r);
   }
   return std::nullopt;
@@ -422,7 +422,7 @@ std::optional<ProgramPtr> RemoveSignal(const ProgramPtr& p) {
     auto copy = ir::MakeNode<Call>(call);
     copy->args.pop_back();
     Rewriter r;
-    r.stmts[a.get()] = Assign(a->var, copy, a->span);
+    r.stmts[a.get()] = Assign(a->var, copy, a->span());
     return RewriteFunction(p, c->fn, r);
   }
   return std::nullopt;
@@ -514,7 +514,7 @@ ProgramPtr CopyWindowOfAssign(const ProgramPtr& p, const Chain& c,
   call->type = t;
   Rewriter r;
   r.MapVar(a->var.get(), var);
-  r.stmts[a.get()] = Assign(var, call, a->span);
+  r.stmts[a.get()] = Assign(var, call, a->span());
   return RewriteFunction(p, c.fn, r);
 }
 
@@ -557,7 +557,7 @@ std::optional<ProgramPtr> InnerViewWithoutWindowBuffer(const ProgramPtr& p) {
     call->type = t;
     Rewriter r;
     r.MapVar(a->var.get(), var);
-    r.stmts[a.get()] = Assign(var, call, a->span);
+    r.stmts[a.get()] = Assign(var, call, a->span());
     return RewriteFunction(p, c->fn, r);
   }
   return std::nullopt;

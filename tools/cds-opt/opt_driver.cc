@@ -100,7 +100,7 @@ std::vector<Chunk> SplitInput(std::string_view whole, bool split) {
 
 std::vector<ExpectedDiagnostic> ParseExpectations(const Chunk& chunk, const std::string& filename) {
   std::vector<ExpectedDiagnostic> out;
-  const std::string* file = ir::InternFileName(filename);
+  const ir::FileId file = ir::InternFileName(filename);
   int line = chunk.line_offset;
   size_t pos = 0;
   std::string_view text = chunk.text;
@@ -170,7 +170,7 @@ bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
                                   sources.For(d.span));
     }
   }
-  const std::string* file = ir::InternFileName(filename);
+  const ir::FileId file = ir::InternFileName(filename);
   for (const auto& e : expected) {
     if (e.matched) continue;
     ok = false;

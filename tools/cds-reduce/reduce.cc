@@ -116,7 +116,7 @@ ProgramPtr WithBody(const ProgramPtr& p, size_t fi, StmtPtr body) {
   f->body = std::move(body);
   fns[fi] = std::move(f);
   auto np = ir::MakeNode<Program>(p->name, p->dynamic_dims, std::move(fns));
-  np->span = p->span;
+  np->set_span(p->span());
   return np;
 }
 
@@ -128,7 +128,7 @@ ProgramPtr Replace(const ProgramPtr& p, size_t fi, const NodePtr& from, NodePtr 
 
 StmtPtr MakeSeq(std::vector<StmtPtr> stmts, const Span& span) {
   auto s = ir::MakeNode<SeqStmts>(std::move(stmts));
-  s->span = span;
+  s->set_span(span);
   return s;
 }
 
@@ -304,7 +304,7 @@ class Reducer {
     return DDMin(base->functions.size(), [&](const std::vector<size_t>& keep) {
       auto p =
           ir::MakeNode<Program>(base->name, base->dynamic_dims, Pick(base->functions, keep));
-      p->span = base->span;
+      p->set_span(base->span());
       return Try(p);
     });
   }
@@ -320,7 +320,7 @@ class Reducer {
       const auto seq = t.seqs[k].second;
       ProgramPtr base = best_;
       progress |= DDMin(seq->stmts.size(), [&](const std::vector<size_t>& keep) {
-        return Try(Replace(base, fi, seq, MakeSeq(Pick(seq->stmts, keep), seq->span)));
+        return Try(Replace(base, fi, seq, MakeSeq(Pick(seq->stmts, keep), seq->span())));
       });
     }
     return progress;
@@ -344,7 +344,7 @@ class Reducer {
           std::vector<StmtPtr> stmts(seq->stmts.begin(), seq->stmts.begin() + i);
           stmts.insert(stmts.end(), inner.begin(), inner.end());
           stmts.insert(stmts.end(), seq->stmts.begin() + i + 1, seq->stmts.end());
-          if (Try(Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span)))) {
+          if (Try(Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span())))) {
             replaced = progress = true;
             break;
           }
@@ -379,7 +379,7 @@ class Reducer {
               (vk == NodeKind::kVar || vk == NodeKind::kConstInt || vk == NodeKind::kConstBool)) {
             std::vector<StmtPtr> stmts = seq->stmts.ToVector();
             stmts.erase(stmts.begin() + static_cast<ptrdiff_t>(i));
-            ProgramPtr removed = Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span));
+            ProgramPtr removed = Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span()));
             VarMap m{{a.var.get(), a.value}};
             replaced = Try(WithBody(removed, fi, Substitute(removed->functions[fi]->body, m)));
           }
@@ -451,7 +451,7 @@ class Reducer {
           fns.push_back(std::move(nf));
         }
         auto p = ir::MakeNode<Program>(best_->name, best_->dynamic_dims, std::move(fns));
-        p->span = best_->span;
+        p->set_span(best_->span());
         if (Try(p)) {
           progress = true;
         } else {
@@ -480,7 +480,7 @@ class Reducer {
         }
         auto copy = ir::MakeNode<Call>(*call);
         auto g = ir::MakeNode<GlobalVar>(to->name);
-        g->span = callee->span;
+        g->set_span(callee->span());
         copy->op = g;
         if (Try(Replace(best_, fi, call, copy))) {
           progress = true;
@@ -523,7 +523,7 @@ class Reducer {
         bool replaced = false;
         for (int64_t x : smaller) {
           auto nk = ir::MakeNode<ConstInt>(x, k->dtype);
-          nk->span = k->span;
+          nk->set_span(k->span());
           if ((replaced = Try(Replace(best_, fi, k, nk)))) break;
         }
         if (!replaced) break;

@@ -19,7 +19,7 @@ class FunctionSetCheck final : public pass::PassInstrumentation {
                  const ir::ProgramPtr& after) override {
     if (!before) return;
     if (!after)
-      throw ValueError(fmt::format("pass '{}' returned no program", pass_name), before->span);
+      throw ValueError(fmt::format("pass '{}' returned no program", pass_name), before->span());
     bool same = before->functions.size() == after->functions.size();
     for (size_t i = 0; same && i < before->functions.size(); ++i) {
       same = before->functions[i]->name == after->functions[i]->name;
@@ -27,7 +27,7 @@ class FunctionSetCheck final : public pass::PassInstrumentation {
     if (!same) {
       throw ValueError(
           fmt::format("pass '{}' changed the set of functions of the program", pass_name),
-          after->span);
+          after->span());
     }
   }
 };
