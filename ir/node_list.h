@@ -9,8 +9,9 @@
 // malloc block (16 bytes of malloc header, rounded up, wherever the free lists
 // had room), so walking a Call meant a second, unrelated cache line and, under
 // ASan, a trip through the sanitizer's allocator for every list of every node.
-// A NodeList is 16 bytes and takes its elements from the same per-thread chunk
-// as the node being built, right after it.
+// A NodeList is one pointer (null for an empty list) and takes its elements,
+// behind an 8-byte header with their count, from the same per-thread chunk as
+// the node being built, right after it.
 //
 // Lists are built from a std::vector (moved or copied), an initializer list or
 // an iterator range; code that edits a list copies it out with ToVector(), edits,
@@ -54,10 +55,7 @@ class NodeList {
     Fill(first, static_cast<size_t>(std::distance(first, last)));
   }
   NodeList(const NodeList& o) { Fill(o.begin(), o.size()); }
-  NodeList(NodeList&& o) noexcept : data_(o.data_), size_(o.size_), in_arena_(o.in_arena_) {
-    o.data_ = nullptr;
-    o.size_ = 0;
-  }
+  NodeList(NodeList&& o) noexcept : data_(o.data_) { o.data_ = nullptr; }
   NodeList& operator=(const NodeList& o) {
     if (this != &o) NodeList(o).swap(*this);
     return *this;
@@ -68,23 +66,23 @@ class NodeList {
   }
   ~NodeList() { Clear(); }
 
-  size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
+  size_t size() const noexcept { return data_ ? HeaderOf(data_)->size : 0; }
+  bool empty() const noexcept { return data_ == nullptr; }
   T* data() noexcept { return data_; }
   const T* data() const noexcept { return data_; }
   T* begin() noexcept { return data_; }
-  T* end() noexcept { return data_ + size_; }
+  T* end() noexcept { return data_ + size(); }
   const T* begin() const noexcept { return data_; }
-  const T* end() const noexcept { return data_ + size_; }
+  const T* end() const noexcept { return data_ + size(); }
   T& operator[](size_t i) noexcept { return data_[i]; }
   const T& operator[](size_t i) const noexcept { return data_[i]; }
   T& front() noexcept { return data_[0]; }
-  T& back() noexcept { return data_[size_ - 1]; }
+  T& back() noexcept { return data_[size() - 1]; }
   const T& front() const noexcept { return data_[0]; }
-  const T& back() const noexcept { return data_[size_ - 1]; }
+  const T& back() const noexcept { return data_[size() - 1]; }
 
   const T& at(size_t i) const {
-    if (i >= size_) throw std::out_of_range("NodeList::at");
+    if (i >= size()) throw std::out_of_range("NodeList::at");
     return data_[i];
   }
 
@@ -97,7 +95,7 @@ class NodeList {
     return list;
   }
 
-  operator std::span<const T>() const noexcept { return {data_, size_}; }
+  operator std::span<const T>() const noexcept { return {data_, size()}; }
   std::vector<T> ToVector() const { return std::vector<T>(begin(), end()); }
 
   // Editing, for code that builds a node from a copy of another (tests, the
@@ -110,7 +108,7 @@ class NodeList {
   template <typename... Args>
   T& emplace_back(Args&&... args) {
     Edit([&](std::vector<T>& vec) { vec.emplace_back(std::forward<Args>(args)...); });
-    return data_[size_ - 1];
+    return data_[size() - 1];
   }
   void pop_back() {
     Edit([](std::vector<T>& vec) { vec.pop_back(); });
@@ -128,15 +126,12 @@ class NodeList {
   }
   void clear() noexcept { Clear(); }
 
-  void swap(NodeList& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(size_, o.size_);
-    std::swap(in_arena_, o.in_arena_);
-  }
+  void swap(NodeList& o) noexcept { std::swap(data_, o.data_); }
 
   friend bool operator==(const NodeList& a, const NodeList& b) {
-    if (a.size_ != b.size_) return false;
-    for (size_t i = 0; i < a.size_; ++i) {
+    const size_t n = a.size();
+    if (n != b.size()) return false;
+    for (size_t i = 0; i < n; ++i) {
       if (!(a.data_[i] == b.data_[i])) return false;
     }
     return true;
@@ -155,39 +150,52 @@ class NodeList {
     Build(n, [&first](size_t) -> decltype(auto) { return *first++; });
   }
 
+  // The element count and where the block came from sit just before the first
+  // element, so that a list is one pointer (null when empty): most calls have
+  // no kwargs and no attrs, and the parsed program is mostly small nodes.
+  struct alignas(8) Header {
+    uint32_t size;
+    uint32_t in_arena;
+  };
+  static_assert(alignof(T) <= alignof(Header) && sizeof(Header) % alignof(T) == 0,
+                "elements must start right after the header");
+  static Header* HeaderOf(T* data) noexcept { return reinterpret_cast<Header*>(data) - 1; }
+  static const Header* HeaderOf(const T* data) noexcept {
+    return reinterpret_cast<const Header*>(data) - 1;
+  }
+
   // Element i is constructed from make(i).
   template <typename Make>
   void Build(size_t n, Make&& make) {
     if (n == 0) return;
-    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "element alignment too large");
-    const size_t bytes = n * sizeof(T);
-    void* mem = node_arena::AllocateBlock(bytes, alignof(T), in_arena_);
-    T* out = static_cast<T*>(mem);
+    if (n > UINT32_MAX) throw std::length_error("NodeList: more than 2^32 - 1 elements");
+    const size_t bytes = sizeof(Header) + n * sizeof(T);
+    bool in_arena = false;
+    void* mem = node_arena::AllocateBlock(bytes, alignof(Header), in_arena);
+    auto* header = new (mem) Header{static_cast<uint32_t>(n), in_arena ? 1u : 0u};
+    T* out = reinterpret_cast<T*>(header + 1);
     size_t built = 0;
     try {
       for (; built < n; ++built) new (out + built) T(make(built));
     } catch (...) {
       std::destroy_n(out, built);
-      Free(mem, bytes);
+      node_arena::ReleaseBlock(mem, bytes, in_arena);
       throw;
     }
     data_ = out;
-    size_ = static_cast<uint32_t>(n);
   }
 
   void Clear() noexcept {
     if (!data_) return;
-    std::destroy_n(data_, size_);
-    Free(data_, size_ * sizeof(T));
+    Header* header = HeaderOf(data_);
+    const size_t n = header->size;
+    const bool in_arena = header->in_arena != 0;
+    std::destroy_n(data_, n);
+    node_arena::ReleaseBlock(header, sizeof(Header) + n * sizeof(T), in_arena);
     data_ = nullptr;
-    size_ = 0;
   }
 
-  void Free(void* mem, size_t bytes) noexcept { node_arena::ReleaseBlock(mem, bytes, in_arena_); }
-
   T* data_ = nullptr;
-  uint32_t size_ = 0;
-  bool in_arena_ = false;
 };
 
 }  // namespace cds::ir

@@ -108,6 +108,30 @@ TEST(NodeListTest, HoldsNonTrivialElements) {
   EXPECT_EQ(x.use_count(), 1);
 }
 
+// A list is one pointer, null when empty: an empty list takes no memory, and
+// the count lives in front of the elements.
+TEST(NodeListTest, IsOnePointerAndEmptyListsAllocateNothing) {
+  static_assert(sizeof(NodeList<ExprPtr>) == sizeof(void*));
+  static_assert(sizeof(Kwargs) == sizeof(void*));
+  NodeList<ExprPtr> empty(std::vector<ExprPtr>{});
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.begin(), empty.end());
+  EXPECT_EQ(std::span<const ExprPtr>(empty).size(), 0u);
+  std::vector<ExprPtr> many;
+  for (int i = 0; i < 1000; ++i) many.push_back(Int(i));
+  NodeList<ExprPtr> list(many);
+  ASSERT_EQ(list.size(), 1000u);
+  EXPECT_EQ(list.end() - list.begin(), 1000);
+  EXPECT_EQ(list.back(), many.back());
+  NodeList<ExprPtr> moved(std::move(list));
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(moved.size(), 1000u);
+  moved.pop_back();
+  EXPECT_EQ(moved.size(), 999u);
+  EXPECT_EQ(many.back().use_count(), 1);
+}
+
 // A node's lists come from the chunk the node is placed in, next to it: the
 // point of NodeList. A builder converts the vector just before making the node,
 // so here the list sits right before the Call (and its GlobalVar).
