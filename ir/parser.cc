@@ -34,19 +34,22 @@ using NameMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 // text) to small values: one slot array instead of a node allocation per name,
 // which matters for the per-function variable scopes and the program-wide
 // alloc names.
-// Each slot keeps its key's hash: a probe compares hashes and reads the key's
-// bytes only on a match (with tens of thousands of functions, reading each
-// probed key was a cache miss per probe).
+// Each slot keeps 32 bits of its key's hash: a probe compares hashes and reads
+// the key's bytes only on a match (with tens of thousands of functions, reading
+// each probed key was a cache miss per probe). A slot is the key's pointer and
+// length, the hash and the value (nothing for a set): 16 bytes for the alloc
+// names, whose table spans the whole program (at 100 MB of text it was 16 MiB
+// of 32-byte slots, all faulted in fresh, half of them at the last doubling).
 template <typename V>
 class ViewMap {
  public:
   V* Find(std::string_view key) {
     if (slots_.empty()) return nullptr;
-    const size_t h = Hash(key);
+    const uint32_t h = Hash(key);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.hash == h && s.key == key) return &s.value;
+      if (!s.key) return nullptr;
+      if (s.hash == h && s.Key() == key) return &s.value;
     }
   }
   // Inserts or overwrites.
@@ -64,26 +67,30 @@ class ViewMap {
 
  private:
   struct Slot {
-    std::string_view key;
-    size_t hash = 0;
-    V value{};
-    bool used = false;
+    const char* key = nullptr;  // null: free
+    uint32_t length = 0;
+    uint32_t hash = 0;
+    [[no_unique_address]] V value{};
+    std::string_view Key() const { return {key, length}; }
   };
   static constexpr size_t kKeepSlots = 1024;
-  static size_t Hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
-  void SetHashed(std::string_view key, size_t h, V value) {
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
+  static uint32_t Hash(std::string_view s) {
+    return static_cast<uint32_t>(std::hash<std::string_view>{}(s));
+  }
+  void SetHashed(std::string_view key, uint32_t h, V value) {
+    // A free slot at least a quarter of the time: linear probes stay short.
+    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
-      if (!s.used) {
-        s.used = true;
-        s.key = key;
+      if (!s.key) {
+        s.key = key.data() ? key.data() : "";  // a view of nothing still marks the slot used
+        s.length = static_cast<uint32_t>(key.size());  // one name token: fits 32 bits
         s.hash = h;
         s.value = std::move(value);
         ++size_;
         return;
       }
-      if (s.hash == h && s.key == key) {
+      if (s.hash == h && s.Key() == key) {
         s.value = std::move(value);
         return;
       }
@@ -95,13 +102,16 @@ class ViewMap {
     mask_ = slots_.size() - 1;
     size_ = 0;
     for (auto& s : old) {
-      if (s.used) SetHashed(s.key, s.hash, std::move(s.value));
+      if (s.key) SetHashed(s.Key(), s.hash, std::move(s.value));
     }
   }
   std::vector<Slot> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;
 };
+
+// The value of a ViewMap used as a set.
+struct Present {};
 
 // Python's keywords. Asked for nearly every name token, so it dispatches on the
 // length and first letter instead of scanning the word list.
@@ -290,7 +300,7 @@ FuncSig* SigTable::Find(std::string_view key, size_t h) const {
 }
 
 void SigTable::Insert(FuncSig* sig, size_t h) {
-  if ((size_ + 1) * 2 > slots_.size()) Grow();
+  if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
   size_t i = h & mask_;
   while (slots_[i].sig) i = (i + 1) & mask_;
   slots_[i] = Slot{h, sig};
@@ -585,7 +595,7 @@ class Parser {
   std::vector<VarPtr> dyn_dims_;
   NameMap<VarPtr> dyn_by_name_;
   // Views into the source text, which outlives the parser.
-  ViewMap<bool> user_alloc_names_;
+  ViewMap<Present> user_alloc_names_;
   std::string op_name_buf_;
   std::vector<std::pair<const OpInfo*, OpPtr>> op_nodes_;
   const OpInfo* alloc_info_ = nullptr;
@@ -2294,7 +2304,7 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
     Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
                          lhs));
   }
-  user_alloc_names_.Set(lhs, true);
+  user_alloc_names_.Set(lhs, Present{});
   kwargs.emplace_back("name", std::string(lhs));
   return MakeOpCall(AllocInfo(), std::move(args), std::move(kwargs), SpanOf(at));
 }
