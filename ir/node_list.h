@@ -13,11 +13,12 @@
 // behind an 8-byte header with their count, from the same per-thread chunk as
 // the node being built, right after it.
 //
-// Lists are built from a std::vector (moved or copied), an initializer list or
-// an iterator range; code that edits a list copies it out with ToVector(), edits,
-// and builds a new node. Element access is that of a contiguous range, so loops,
-// indexing and std::span<const T> work unchanged. The mutator is the only writer
-// of elements, on a node copy it has not shared yet.
+// Lists are built from a std::vector (moved or copied), the tail of one
+// (VectorTail), an initializer list or an iterator range; code that edits a list
+// copies it out with ToVector(), edits, and builds a new node. Element access is
+// that of a contiguous range, so loops, indexing and std::span<const T> work
+// unchanged. The mutator is the only writer of elements, on a node copy it has
+// not shared yet.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,17 @@
 
 namespace cds::ir {
 
+// The elements of a vector from index `from` on, to be moved into the NodeList
+// of a node when the node is built, and then erased from the vector. A parser
+// collects lists on scratch stacks; handing the top of the stack over this way
+// builds the node's list in place, with no vector of its own in between (one
+// malloc and free per call, tuple and block otherwise).
+template <typename T>
+struct VectorTail {
+  std::vector<T>* vec;
+  size_t from;
+};
+
 template <typename T>
 class NodeList {
  public:
@@ -50,6 +62,11 @@ class NodeList {
   NodeList(const std::vector<T>& v) { Fill(v.begin(), v.size()); }
   NodeList(std::initializer_list<T> v) { Fill(v.begin(), v.size()); }
   NodeList(std::span<const T> v) { Fill(v.begin(), v.size()); }
+  NodeList(VectorTail<T> tail) {
+    const auto first = tail.vec->begin() + static_cast<std::ptrdiff_t>(tail.from);
+    Fill(std::make_move_iterator(first), tail.vec->size() - tail.from);
+    tail.vec->erase(first, tail.vec->end());
+  }
   template <typename It, typename = std::enable_if_t<!std::is_integral_v<It>>>
   NodeList(It first, It last) {
     Fill(first, static_cast<size_t>(std::distance(first, last)));

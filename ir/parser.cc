@@ -369,12 +369,16 @@ class Parser {
   ExprPtr Tuple(std::vector<ExprPtr> elements, const Span& span) {
     return WithSpan(New<MakeTuple>(std::move(elements)), span);
   }
+  ExprPtr Tuple(VectorTail<ExprPtr> elements, const Span& span) {
+    return WithSpan(New<MakeTuple>(elements), span);
+  }
   ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span);
   ExprPtr Unary(UnaryOp op, ExprPtr x, const Span& span);
   CallPtr MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device,
                            TypePtr result_type, const Span& span);
-  CallPtr MakeOpCall(const OpInfo* info, std::vector<ExprPtr> args, KwargList kwargs,
-                     const Span& span);
+  // `args`: a std::vector, or the top of expr_scratch_ (ExprsFrom).
+  template <typename Args>
+  CallPtr MakeOpCall(const OpInfo* info, Args args, KwargList kwargs, const Span& span);
   // The registry's shared Op node of a modelled op. The registry finds it by a
   // scan of the op names; each op call used to scan three times (Find in the
   // parser, then Find and GetOp in MakeOpCall).
@@ -399,6 +403,9 @@ class Parser {
   }
   SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, const Span& span) {
     return WithSpan(New<SeqStmts>(std::move(stmts)), span);
+  }
+  SeqStmtsPtr Seq(VectorTail<StmtPtr> stmts, const Span& span) {
+    return WithSpan(New<SeqStmts>(stmts), span);
   }
   StmtPtr While(ExprPtr cond, StmtPtr body, const Span& span) {
     return WithSpan(New<WhileStmt>(std::move(cond), std::move(body)), span);
@@ -544,7 +551,10 @@ class Parser {
   Path ParsePath();
   bool AtUserAlloc();
   std::vector<ExprPtr> ParseExprList(Tok close);
+  // The same list left on expr_scratch_, from the returned index on.
+  size_t ParseExprsOntoScratch(Tok close);
   // `kwargs_extra`: room to leave in *kwargs for entries the caller appends.
+  // With `args` null the positional arguments stay on expr_scratch_ (ExprsFrom).
   void ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
                      std::vector<Token>* kwarg_tokens, size_t kwargs_extra = 0);
   AttrValue ParseAttrValue();
@@ -626,6 +636,10 @@ class Parser {
                 std::make_move_iterator(scratch->end()));
     scratch->resize(base);
   }
+  // The top of a scratch stack from `base` on, for the list of the node about to
+  // be built (moved into it, then erased): no vector in between.
+  VectorTail<ExprPtr> ExprsFrom(size_t base) { return {&expr_scratch_, base}; }
+  VectorTail<StmtPtr> StmtsFrom(size_t base) { return {&stmt_scratch_, base}; }
   int Checkpoint() {
     checkpoints_.push_back(*lex_);
     return static_cast<int>(checkpoints_.size()) - 1;
@@ -1223,7 +1237,7 @@ SeqStmtsPtr Parser::ParseBlock(const Token& header, YieldFrame* frame) {
   }
   if (Accept(Tok::kDedent)) --block_depth_;
   check_end();
-  return Seq(TakeScratch(&stmt_scratch_, base), SpanOf(first));
+  return Seq(StmtsFrom(base), SpanOf(first));
 }
 
 void Parser::ParseStmtInto(std::vector<StmtPtr>* out) {
@@ -1799,8 +1813,8 @@ CallPtr Parser::MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, 
 // The registry's MakeOpCall for a modelled op (same checks, same messages, same
 // span), with the node in the arena: the call is built first and its type
 // deduced from it.
-CallPtr Parser::MakeOpCall(const OpInfo* info, std::vector<ExprPtr> args, KwargList kwargs,
-                           const Span& span) {
+template <typename Args>
+CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwargList kwargs, const Span& span) {
   auto call = WithSpan(
       New<Call>(OpNodeOf(info), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr), span);
   call->type = DeduceCallType(*call);
@@ -2006,14 +2020,18 @@ Path Parser::ParsePath() {
   return p;
 }
 
-std::vector<ExprPtr> Parser::ParseExprList(Tok close) {
+size_t Parser::ParseExprsOntoScratch(Tok close) {
   const size_t base = expr_scratch_.size();
   while (!At(close)) {
     expr_scratch_.push_back(ParseExpr());
     if (!Accept(Tok::kComma)) break;
   }
   Expect(close);
-  return TakeScratch(&expr_scratch_, base);
+  return base;
+}
+
+std::vector<ExprPtr> Parser::ParseExprList(Tok close) {
+  return TakeScratch(&expr_scratch_, ParseExprsOntoScratch(close));
 }
 
 ExprPtr Parser::ParsePrimary() {
@@ -2039,7 +2057,7 @@ ExprPtr Parser::ParsePrimary() {
     case Tok::kLBracket: {
       Next();
       DepthGuard g(this, t);
-      return Tuple(ParseExprList(Tok::kRBracket), SpanOf(t));
+      return Tuple(ExprsFrom(ParseExprsOntoScratch(Tok::kRBracket)), SpanOf(t));
     }
     case Tok::kName:
       break;
@@ -2159,7 +2177,7 @@ void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
     if (!Accept(Tok::kComma)) break;
   }
   Expect(Tok::kRParen);
-  AppendScratch(&expr_scratch_, base, args);
+  if (args) AppendScratch(&expr_scratch_, base, args);
   if (kwargs && (kwarg_scratch_.size() > kw_base || kwargs_extra > 0)) {
     kwargs->reserve(kwargs->size() + (kwarg_scratch_.size() - kw_base) + kwargs_extra);
     kwargs->insert(
@@ -2348,9 +2366,9 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
     Fail(at, fmt::format("unknown pl._dump form '{}'", p.Join()));
   }
-  std::vector<ExprPtr> args;
+  const size_t args_base = expr_scratch_.size();
   KwargList kwargs;
-  ParseCallArgs(&args, &kwargs, nullptr);
+  ParseCallArgs(nullptr, &kwargs, nullptr);
   // Named after the arguments: they may hold calls that reuse the buffer.
   std::string_view name;
   if (p.Is("pld", "window")) {
@@ -2365,12 +2383,12 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (!info) {
     // An op the registry does not model: kept as written, result type unknown
     // (ParseAssign gives it the annotation's type).
-    auto call = New<Call>(OpRegistry::Get().GetOp(name), std::move(args), std::move(kwargs),
+    auto call = New<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(args_base), std::move(kwargs),
                           ExprAttrList{}, UnknownType::Get());
     call->set_span(sp);
     return call;
   }
-  return MakeOpCall(info, std::move(args), std::move(kwargs), sp);
+  return MakeOpCall(info, ExprsFrom(args_base), std::move(kwargs), sp);
 }
 
 ExprPtr Parser::ParseConst(const Token& at) {
