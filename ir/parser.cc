@@ -54,6 +54,19 @@ class ViewMap {
   }
   // Inserts or overwrites.
   void Set(std::string_view key, V value) { SetHashed(key, Hash(key), std::move(value)); }
+  // Starts loading the slot where `key`'s probe begins, for a table too large for
+  // the caches; returns the hash for InsertNew.
+  uint32_t Prefetch(std::string_view key) const {
+    const uint32_t h = Hash(key);
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_], 1);
+    return h;
+  }
+  // Inserts `key` unless it is there; false if it was. One probe for both.
+  bool InsertNew(std::string_view key, uint32_t h, V value) {
+    const size_t before = size_;
+    SetHashed(key, h, std::move(value));
+    return size_ != before;
+  }
   // Empties the map, keeping a small slot array for the next user.
   void Clear() {
     if (slots_.size() > kKeepSlots) {
@@ -2304,6 +2317,8 @@ ExprPtr Parser::ParseDispatch() {
 }
 
 CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
+  // The set spans the program: its slot is a cache miss, overlapped with the call.
+  const uint32_t lhs_hash = user_alloc_names_.Prefetch(lhs);
   Token at = Peek();
   ParsePath();
   std::vector<ExprPtr> args;
@@ -2318,11 +2333,10 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
            "variable it is assigned to");
     }
   }
-  if (user_alloc_names_.Find(lhs)) {
+  if (!user_alloc_names_.InsertNew(lhs, lhs_hash, Present{})) {
     Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
                          lhs));
   }
-  user_alloc_names_.Set(lhs, Present{});
   kwargs.emplace_back("name", std::string(lhs));
   return MakeOpCall(AllocInfo(), std::move(args), std::move(kwargs), SpanOf(at));
 }
