@@ -130,7 +130,9 @@ inline void ReleaseBlock(void* p, size_t bytes, bool in_arena) noexcept {
 // call, for memory about to be written front to back: a fresh mapping costs a trap
 // per 4 KiB page otherwise, which was a quarter of a 100 MB parse's time
 // (docs/ir.md, "Node memory"). The arena does this for its chunks once a process
-// has mapped 32 MiB of them; the printer for its output buffer. A hint only: a
+// has mapped 32 MiB of them (from then on a helper thread prepares the next
+// chunks, so the parsing thread does not wait for the kernel: CDS_PREFAULT=off
+// turns the helper off); the printer for its output buffer. A hint only: a
 // no-op under ASan, on kernels before 5.14, and with CDS_POPULATE=off in the
 // environment (A/B measurements).
 void PopulateForWrite(void* begin, size_t bytes) noexcept;
@@ -139,6 +141,7 @@ void PopulateForWrite(void* begin, size_t bytes) noexcept;
 struct Stats {
   int64_t chunks_in_use;  // taken by a thread or holding live nodes (large objects included)
   int64_t chunks_cached;  // dead, kept for reuse
+  int64_t chunks_prefaulted;  // mapped and faulted in ahead of need, not taken yet
 };
 Stats GetStats();
 

@@ -48,7 +48,7 @@ class SharingChecker {
   }
 
  private:
-  const Span& SpanOf(const WindowBuffer& wb, const AllocInfo& alloc) {
+  Span SpanOf(const WindowBuffer& wb, const AllocInfo& alloc) {
     return wb.span().IsKnown() ? wb.span() : alloc.span;
   }
 

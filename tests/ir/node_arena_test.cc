@@ -1,11 +1,18 @@
 // The node arena (ir/node_arena.h): chunks go back when their last node dies,
-// whichever thread frees it; large objects; NodeStream; use after free under ASan.
+// whichever thread frees it; large objects; NodeStream; the prefaulting helper;
+// use after free under ASan.
 //
 // Chunk counts are process-wide, so each test compares against a baseline taken
 // after this thread has moved on from its current chunk (see FreshChunk).
 
 #include "ir/node_arena.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -228,6 +235,76 @@ TEST(PopulateForWriteTest, KeepsWhatIsWritten) {
   buffer[kBytes / 2] = 0;  // and the memory is still writable
   EXPECT_EQ(buffer[kBytes / 2], 0);
 }
+
+#ifndef CDS_NODE_ARENA_ASAN
+// Maps and keeps more than the 32 MiB after which the arena treats the process as
+// building a large IR (populated chunks, and the prefaulting helper).
+std::vector<std::shared_ptr<Block>> FillPastTheLargeIrThreshold() {
+  std::vector<std::shared_ptr<Block>> blocks;
+  for (size_t i = 0; i < 48 * 16; ++i) blocks.push_back(Place<Block>());  // 48 chunks' worth
+  return blocks;
+}
+
+bool PrefaultOff() {
+  const char* v = std::getenv("CDS_PREFAULT");
+  const char* p = std::getenv("CDS_POPULATE");
+  return (v && std::strcmp(v, "off") == 0) || (p && std::strcmp(p, "off") == 0);
+}
+
+// Once a process is building a large IR, a helper keeps fresh chunks mapped and
+// faulted in; the chunks it hands over are ordinary ones. With CDS_PREFAULT=off
+// (the node_arena_test.no_prefault run) there is no helper.
+TEST(PrefaultTest, AHelperPreparesChunksForALargeIr) {
+  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off";
+  auto blocks = FillPastTheLargeIrThreshold();
+  int64_t ready = 0;
+  const int polls = PrefaultOff() ? 20 : 500;  // 10 ms each
+  for (int i = 0; i < polls && ready == 0; ++i) {
+    ready = GetStats().chunks_prefaulted;
+    if (ready == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (PrefaultOff()) {
+    EXPECT_EQ(ready, 0);
+    return;
+  }
+  ASSERT_GT(ready, 0) << "no chunk prepared 5 s after the threshold";
+  // Take the prepared chunks (and more): usable, zeroed like any fresh mapping.
+  for (int i = 0; i < 8 * 16; ++i) {
+    auto b = Place<Block>();
+    for (char c : b->bytes) ASSERT_EQ(c, 0);
+    std::memset(b->bytes, 0x5a, sizeof b->bytes);
+    blocks.push_back(std::move(b));
+  }
+  blocks.clear();
+}
+
+// A child forked while the helper runs has no helper: it must map its own chunks
+// rather than wait for one (or for the mutex the helper may have held).
+TEST(PrefaultTest, AForkedChildDoesNotWaitForTheHelper) {
+  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off";
+  auto blocks = FillPastTheLargeIrThreshold();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<std::shared_ptr<Block>> more;
+    for (int i = 0; i < 32 * 16; ++i) more.push_back(Place<Block>());
+    _exit(more.size() == 32 * 16 ? 0 : 1);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 1000 && done == 0; ++i) {
+    done = waitpid(child, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    FAIL() << "the forked child hung taking chunks";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+#endif
 
 #ifdef CDS_NODE_ARENA_ASAN
 TEST(NodeArenaDeathTest, UseAfterFreeIsReported) {
