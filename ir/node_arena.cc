@@ -39,6 +39,7 @@ const bool prefault_enabled = [] {
 
 #ifdef CDS_NODE_ARENA_ASAN
 void PopulateForWrite(void*, size_t) noexcept {}
+void PopulateAhead(void*, size_t) noexcept {}
 #else
 void PopulateForWrite(void* begin, size_t bytes) noexcept {
   if (!populate_enabled) return;
@@ -134,6 +135,20 @@ class Prefaulter {
     }
   }
 
+  // Hands [begin, begin + bytes) to the helper to fault in; false when there is no
+  // helper (or it is busy with the mutex), and the caller should do it itself. A
+  // range freed and reused before the helper gets to it is harmless: populating
+  // does not change what memory holds.
+  bool TryPopulate(void* begin, size_t bytes) {
+    if (!started_.load(std::memory_order_acquire)) return false;
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || pending_bytes_ != 0) return false;
+    pending_begin_ = begin;
+    pending_bytes_ = bytes;
+    wanted_.notify_one();
+    return true;
+  }
+
   void* TryTake() {
     if (!started_.load(std::memory_order_acquire)) return nullptr;
     std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
@@ -154,6 +169,7 @@ class Prefaulter {
     new (&mutex_) std::mutex();
     new (&wanted_) std::condition_variable();
     count_ = 0;
+    pending_bytes_ = 0;
     started_.store(false, std::memory_order_relaxed);
   }
 
@@ -167,7 +183,16 @@ class Prefaulter {
   void Run() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wanted_.wait(lock, [this] { return count_ < kStock; });
+      wanted_.wait(lock, [this] { return count_ < kStock || pending_bytes_ != 0; });
+      if (pending_bytes_ != 0) {
+        void* begin = pending_begin_;
+        const size_t bytes = pending_bytes_;
+        lock.unlock();
+        PopulateForWrite(begin, bytes);
+        lock.lock();
+        pending_bytes_ = 0;
+        continue;
+      }
       lock.unlock();
       void* chunk = nullptr;
       try {
@@ -189,8 +214,19 @@ class Prefaulter {
   std::condition_variable wanted_;
   void* ready_[kStock] = {};
   int count_ = 0;
+  void* pending_begin_ = nullptr;
+  size_t pending_bytes_ = 0;  // a range to populate, 0: none
   std::atomic<bool> started_{false};
 };
+
+}  // namespace
+
+void PopulateAhead(void* begin, size_t bytes) noexcept {
+  if (prefault_enabled && Prefaulter::Get().TryPopulate(begin, bytes)) return;
+  PopulateForWrite(begin, bytes);
+}
+
+namespace {
 
 void* MapAligned(size_t bytes) {
   const bool large_ir = mapped_total.fetch_add(bytes, std::memory_order_relaxed) >= kPopulateAfterBytes;

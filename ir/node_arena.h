@@ -136,6 +136,10 @@ inline void ReleaseBlock(void* p, size_t bytes, bool in_arena) noexcept {
 // no-op under ASan, on kernels before 5.14, and with CDS_POPULATE=off in the
 // environment (A/B measurements).
 void PopulateForWrite(void* begin, size_t bytes) noexcept;
+// The same for memory the caller writes a little later (the printer's output a
+// few MiB ahead of its writer): handed to the arena's helper thread when one runs,
+// so the caller does not wait for the kernel; done here otherwise.
+void PopulateAhead(void* begin, size_t bytes) noexcept;
 
 // For tests and diagnostics.
 struct Stats {

@@ -278,6 +278,23 @@ TEST(PrefaultTest, AHelperPreparesChunksForALargeIr) {
   blocks.clear();
 }
 
+// PopulateAhead hands the range to the helper once it runs (or does it itself):
+// either way, what the memory holds stays, partial pages at the ends included.
+TEST(PrefaultTest, PopulateAheadKeepsWhatIsWritten) {
+  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off";
+  auto blocks = FillPastTheLargeIrThreshold();
+  constexpr size_t kBytes = size_t{6} << 20;
+  std::vector<unsigned char> buffer(kBytes);
+  for (size_t i = 0; i < kBytes; ++i) buffer[i] = static_cast<unsigned char>(i * 13 + 5);
+  for (int round = 0; round < 4; ++round) {
+    node_arena::PopulateAhead(buffer.data() + 100 + round, kBytes - 300);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the helper run
+  }
+  size_t changed = 0;
+  for (size_t i = 0; i < kBytes; ++i) changed += buffer[i] != static_cast<unsigned char>(i * 13 + 5);
+  EXPECT_EQ(changed, 0u);
+}
+
 // A child forked while the helper runs has no helper: it must map its own chunks
 // rather than wait for one (or for the mutex the helper may have held).
 TEST(PrefaultTest, AForkedChildDoesNotWaitForTheHelper) {
