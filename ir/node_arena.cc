@@ -164,7 +164,8 @@ class Prefaulter {
   }
 
   // In a forked child there is no helper, and the mutex may have been held by it
-  // at the fork: start afresh (the ready chunks are the child's to keep).
+  // at the fork: start afresh. The chunks that were ready are dropped (at most
+  // kStock chunks of address space in the child).
   void ResetInChild() {
     new (&mutex_) std::mutex();
     new (&wanted_) std::condition_variable();
