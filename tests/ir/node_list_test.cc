@@ -132,6 +132,25 @@ TEST(NodeListTest, IsOnePointerAndEmptyListsAllocateNothing) {
   EXPECT_EQ(many.back().use_count(), 1);
 }
 
+// A VectorTail hands over the top of a scratch stack: the elements from `from` on
+// move into the list (no reference is added) and leave the vector, which keeps
+// what lies below.
+TEST(NodeListTest, TakesTheTailOfAVector) {
+  VarPtr x = IntVar("x"), y = IntVar("y"), z = IntVar("z");
+  std::vector<ExprPtr> scratch{x, y, z, x};
+  NodeList<ExprPtr> tail(VectorTail<ExprPtr>{&scratch, 1});
+  ASSERT_EQ(tail.size(), 3u);
+  EXPECT_EQ(tail[0], y);
+  EXPECT_EQ(tail[2], x);
+  ASSERT_EQ(scratch.size(), 1u);
+  EXPECT_EQ(scratch[0], x);
+  EXPECT_EQ(x.use_count(), 3);  // x, scratch[0], tail[2]
+  EXPECT_EQ(y.use_count(), 2);  // moved, not copied
+  NodeList<ExprPtr> nothing(VectorTail<ExprPtr>{&scratch, 1});
+  EXPECT_TRUE(nothing.empty());
+  EXPECT_EQ(scratch.size(), 1u);
+}
+
 // A node's lists come from the chunk the node is placed in, next to it: the
 // point of NodeList. A builder converts the vector just before making the node,
 // so here the list sits right before the Call (and its GlobalVar).
