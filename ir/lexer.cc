@@ -192,59 +192,66 @@ bool Lexer::LexIndentation(Token& out) {
   }
 }
 
-// The common tokens inside a line, after blanks: a name, a one-character token,
-// '=' or '==', a number or a string. Kept small so that its register saves stay
-// cheap (the whole lexer in one function saved six registers per token);
-// everything else (line starts and indentation, newlines, comments, the other
-// operators, errors, the end) is LexRest, which starts over from pos_. The first
-// token of each line comes from LexRest too, so both paths stay exercised.
-void Lexer::Lex(Token& out) {
-  if (at_line_start_ || pending_dedents_ > 0) [[unlikely]] {
-    LexRest(out);
-    return;
-  }
+// The common tokens, at `p` (not a blank): a name, a one-character token, '=' or
+// '==', a number or a string. False for anything else, and for a '.' that starts
+// a number or a bracket past the nesting limit, which LexRest reports.
+[[gnu::always_inline]] inline bool Lexer::LexCommon(Token& out, size_t p) {
   const char* data = src_.data();
   const size_t size = src_.size();
-  size_t p = pos_;
-  while (p < size && data[p] == ' ') ++p;
-  pos_ = p;
-  if (p < size) [[likely]] {
-    const char c = data[p];
-    if (IsIdentStart(c)) {
-      size_t e = p + 1;
-      while (e < size && IsIdentChar(data[e])) ++e;
-      pos_ = e;
-      line_has_token_ = true;
-      Set(out, Tok::kName, p, e);
-      return;
-    }
-    const Tok k = kOneCharTok[static_cast<unsigned char>(c)];
-    if (k != Tok::kEof && !(c == '.' && p + 1 < size && IsDigit(data[p + 1])) &&
-        !(IsOpenBracket(k) && paren_depth_ >= limits_.max_nesting_depth)) {
-      if (IsOpenBracket(k)) ++paren_depth_;
-      if (IsCloseBracket(k) && paren_depth_ > 0) --paren_depth_;
-      pos_ = p + 1;
-      line_has_token_ = true;
-      Set(out, k, p, p + 1);
-      return;
-    }
-    if (c == '=') {
-      const bool eq = p + 1 < size && data[p + 1] == '=';
-      pos_ = p + (eq ? 2 : 1);
-      line_has_token_ = true;
-      Set(out, eq ? Tok::kEqEq : Tok::kAssign, p, pos_);
-      return;
-    }
-    if (IsDigit(c)) {
-      line_has_token_ = true;
-      LexNumber(out, p);
-      return;
-    }
-    if (c == '"' || c == '\'') {
-      line_has_token_ = true;
-      LexString(out, p);
-      return;
-    }
+  const char c = data[p];
+  if (IsIdentStart(c)) {
+    size_t e = p + 1;
+    while (e < size && IsIdentChar(data[e])) ++e;
+    pos_ = e;
+    line_has_token_ = true;
+    Set(out, Tok::kName, p, e);
+    return true;
+  }
+  const Tok k = kOneCharTok[static_cast<unsigned char>(c)];
+  if (k != Tok::kEof && !(c == '.' && p + 1 < size && IsDigit(data[p + 1])) &&
+      !(IsOpenBracket(k) && paren_depth_ >= limits_.max_nesting_depth)) {
+    if (IsOpenBracket(k)) ++paren_depth_;
+    if (IsCloseBracket(k) && paren_depth_ > 0) --paren_depth_;
+    pos_ = p + 1;
+    line_has_token_ = true;
+    Set(out, k, p, p + 1);
+    return true;
+  }
+  if (c == '=') {
+    const bool eq = p + 1 < size && data[p + 1] == '=';
+    pos_ = p + (eq ? 2 : 1);
+    line_has_token_ = true;
+    Set(out, eq ? Tok::kEqEq : Tok::kAssign, p, pos_);
+    return true;
+  }
+  if (IsDigit(c)) {
+    pos_ = p;
+    line_has_token_ = true;
+    LexNumber(out, p);
+    return true;
+  }
+  if (c == '"' || c == '\'') {
+    pos_ = p;
+    line_has_token_ = true;
+    LexString(out, p);
+    return true;
+  }
+  return false;
+}
+
+// Most tokens are LexCommon's, after blanks inside a line: Lex is that and nothing
+// else, small so that its register saves stay cheap (the whole lexer in one
+// function saved six registers per token). Everything else (line starts and
+// indentation, newlines, comments, the other operators, errors, the end) is
+// LexRest, which starts over from pos_.
+void Lexer::Lex(Token& out) {
+  if (!at_line_start_ && pending_dedents_ == 0) [[likely]] {
+    const char* data = src_.data();
+    const size_t size = src_.size();
+    size_t p = pos_;
+    while (p < size && data[p] == ' ') ++p;
+    pos_ = p;
+    if (p < size && LexCommon(out, p)) [[likely]] return;
   }
   LexRest(out);
 }
@@ -281,14 +288,7 @@ void Lexer::LexRest(Token& out) {
       continue;
     }
     const size_t b = pos_;
-    if (IsIdentStart(c)) {
-      line_has_token_ = true;
-      size_t p = pos_ + 1;
-      while (p < size && IsIdentChar(data[p])) ++p;
-      pos_ = p;
-      Set(out, Tok::kName, b, p);
-      return;
-    }
+    if (LexCommon(out, b)) return;
     if (c == '#') {
       const void* nl = std::memchr(data + pos_, '\n', size - pos_);
       pos_ = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
@@ -317,57 +317,20 @@ void Lexer::LexRest(Token& out) {
       return;
     }
     line_has_token_ = true;
-    if (IsDigit(c) || (c == '.' && pos_ + 1 < size && IsDigit(data[pos_ + 1]))) {
+    if (c == '.' && pos_ + 1 < size && IsDigit(data[pos_ + 1])) {
       LexNumber(out, b);
       return;
     }
-    if (c == '"' || c == '\'') {
-      LexString(out, b);
-      return;
+    // What LexCommon left: the operators that may take two characters, a bracket
+    // past the nesting limit, and bad characters.
+    if (kOneCharTok[static_cast<unsigned char>(c)] != Tok::kEof) {
+      Fail(b, fmt::format("brackets nested deeper than {} levels (limit max_nesting_depth)",
+                          limits_.max_nesting_depth));
     }
     char n = pos_ + 1 < size ? data[pos_ + 1] : '\0';
     Tok k;
     size_t len = 1;
     switch (c) {
-      case '(':
-      case '[':
-      case '{':
-        if (++paren_depth_ > limits_.max_nesting_depth) {
-          Fail(b, fmt::format("brackets nested deeper than {} levels (limit max_nesting_depth)",
-                              limits_.max_nesting_depth));
-        }
-        k = c == '(' ? Tok::kLParen : c == '[' ? Tok::kLBracket : Tok::kLBrace;
-        break;
-      case ')':
-      case ']':
-      case '}':
-        if (paren_depth_ > 0) --paren_depth_;
-        k = c == ')' ? Tok::kRParen : c == ']' ? Tok::kRBracket : Tok::kRBrace;
-        break;
-      case ',':
-        k = Tok::kComma;
-        break;
-      case ':':
-        k = Tok::kColon;
-        break;
-      case '.':
-        k = Tok::kDot;
-        break;
-      case ';':
-        k = Tok::kSemicolon;
-        break;
-      case '@':
-        k = Tok::kAt;
-        break;
-      case '+':
-        k = Tok::kPlus;
-        break;
-      case '*':
-        k = Tok::kStar;
-        break;
-      case '%':
-        k = Tok::kPercent;
-        break;
       case '-':
         k = n == '>' ? Tok::kArrow : Tok::kMinus;
         len = n == '>' ? 2 : 1;
@@ -382,10 +345,6 @@ void Lexer::LexRest(Token& out) {
         break;
       case '>':
         k = n == '=' ? Tok::kGe : Tok::kGt;
-        len = n == '=' ? 2 : 1;
-        break;
-      case '=':
-        k = n == '=' ? Tok::kEqEq : Tok::kAssign;
         len = n == '=' ? 2 : 1;
         break;
       case '!':

@@ -109,6 +109,7 @@ class Lexer {
   // Writes the next token in place: returning a Token by value cost a
   // store-forwarding stall per token when the caller copied it into the buffer.
   void Lex(Token& out);
+  bool LexCommon(Token& out, size_t p);
   void LexRest(Token& out);
   void Set(Token& out, Tok k, size_t begin, size_t end) const {
     out.kind = k;
