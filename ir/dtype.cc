@@ -1,5 +1,9 @@
 #include "ir/dtype.h"
 
+#include <array>
+#include <cstdint>
+#include <iterator>
+
 namespace cds::ir {
 
 std::string_view DataTypeName(DataType dt) {
@@ -22,9 +26,36 @@ std::string_view DataTypeName(DataType dt) {
   return "?";
 }
 
+namespace {
+
+// The parser looks up a dtype name for every `pl.X` it meets (28k times per MB of
+// host code): names fit in 8 bytes, so each is compared as one integer.
+constexpr size_t kPackedNameMax = 8;
+uint64_t PackName(std::string_view s) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < s.size(); ++i) v |= uint64_t{static_cast<uint8_t>(s[i])} << (8 * i);
+  return v;
+}
+
+}  // namespace
+
 std::optional<DataType> DataTypeFromName(std::string_view name) {
-  for (DataType dt : kAllDataTypes) {
-    if (DataTypeName(dt) == name) return dt;
+  struct Packed {
+    uint64_t chars;
+    size_t size;  // "FP32" and "FP32\0" pack alike
+  };
+  static const auto packed = [] {
+    std::array<Packed, std::size(kAllDataTypes)> t{};
+    for (size_t i = 0; i < t.size(); ++i) {
+      const std::string_view n = DataTypeName(kAllDataTypes[i]);
+      t[i] = {PackName(n), n.size()};
+    }
+    return t;
+  }();
+  if (name.empty() || name.size() > kPackedNameMax) return std::nullopt;
+  const uint64_t key = PackName(name);
+  for (size_t i = 0; i < packed.size(); ++i) {
+    if (packed[i].chars == key && packed[i].size == name.size()) return kAllDataTypes[i];
   }
   return std::nullopt;
 }

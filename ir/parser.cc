@@ -463,12 +463,16 @@ class Parser {
         return std::string(TokName(t.kind));
     }
   }
+  // Expect and ExpectIdent run on most tokens: their failures are out of line so
+  // that the checks inline into the callers.
   Token Expect(Tok k, std::string_view what = {}) {
-    if (!At(k)) {
-      Fail(Peek(), fmt::format("expected {}{}, got {}", TokName(k),
-                               what.empty() ? "" : fmt::format(" {}", what), Describe(Peek())));
-    }
+    if (!At(k)) [[unlikely]]
+      FailExpected(k, what);
     return Next();
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void FailExpected(Tok k, std::string_view what) {
+    Fail(Peek(), fmt::format("expected {}{}, got {}", TokName(k),
+                             what.empty() ? "" : fmt::format(" {}", what), Describe(Peek())));
   }
   template <size_t N>
   Token ExpectName(const char (&s)[N]) {
@@ -477,9 +481,12 @@ class Parser {
   }
   Token ExpectIdent(std::string_view what) {
     const Token& t = Peek();
-    if (t.kind != Tok::kName || IsKeyword(t.text))
-      Fail(t, fmt::format("expected {}, got {}", what, Describe(t)));
+    if (t.kind != Tok::kName || IsKeyword(t.text)) [[unlikely]]
+      FailExpectedIdent(what);
     return Next();
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void FailExpectedIdent(std::string_view what) {
+    Fail(Peek(), fmt::format("expected {}, got {}", what, Describe(Peek())));
   }
   void ExpectEndOfStmt() {
     if (At(Tok::kNewline)) {

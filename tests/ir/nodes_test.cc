@@ -1,6 +1,8 @@
 // Construction, fields, deduced types and spans of every IR node kind, plus the
 // Function/Program/DeviceSet semantics DESIGN §2 fixes.
 
+#include <string_view>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -56,6 +58,16 @@ TEST(DataTypeTest, NamesRoundTripAndClassify) {
   EXPECT_EQ(DataTypeName(DataType::kIndex), "INDEX");
   EXPECT_EQ(DataTypeName(DataType::kBF16), "BF16");
   EXPECT_FALSE(DataTypeFromName("FP8").has_value());
+  // The lookup compares names packed into one integer: names that pack alike, or
+  // share a prefix, must still differ.
+  using namespace std::string_view_literals;
+  EXPECT_FALSE(DataTypeFromName("FP32\0"sv).has_value());
+  EXPECT_FALSE(DataTypeFromName("FP3").has_value());
+  EXPECT_FALSE(DataTypeFromName("INT6").has_value());
+  EXPECT_FALSE(DataTypeFromName("UINT64X").has_value());
+  EXPECT_FALSE(DataTypeFromName("UINT64UINT64").has_value());
+  EXPECT_FALSE(DataTypeFromName("fp32").has_value());
+  EXPECT_FALSE(DataTypeFromName("").has_value());
   EXPECT_TRUE(IsFloat(DataType::kBF16));
   EXPECT_FALSE(IsFloat(DataType::kIndex));
   EXPECT_TRUE(IsInteger(DataType::kIndex));
