@@ -200,12 +200,12 @@ bool IsBareLiteral(const Expr& e) {
 }
 
 // How far the printer's tree prefetch runs ahead where the arena sweep is not
-// engaged (see ir/print_prefetch.h): statement i + k
-// of a body gets level kStmtsAhead - k; function j + 2m of the program gets level
-// kFunctionsAhead - m. Measured on text_bench and verifier_bench's programs; with
-// 16-byte node headers and one-pointer lists a statement's nodes take fewer lines,
-// and 3 statements ahead beat 5 (100 MB print 265-273 -> 285-298 MB/s, verifier
-// round-trip print at 10^6 statements 1.30 -> 1.06-1.13 s).
+// engaged (see ir/print_prefetch.h): statement i + k of a body gets level
+// kStmtsAhead - k; function j + 2m of the program gets level kFunctionsAhead - m.
+// Measured on text_bench and verifier_bench's programs; with 16-byte node headers
+// and one-pointer lists a statement's nodes take fewer lines, and 3 statements
+// ahead beat 5 (100 MB print 265-273 -> 285-298 MB/s, verifier round-trip print at
+// 10^6 statements 1.30 -> 1.06-1.13 s).
 constexpr int kStmtsAhead = 3;
 constexpr int kFunctionsAhead = 6;
 constexpr int kFunctionsStep = 2;

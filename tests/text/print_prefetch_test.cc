@@ -6,8 +6,8 @@
 
 #include "ir/print_prefetch.h"
 
+#include <cstdint>
 #include <cstdlib>
-#include <memory>
 
 #include <gtest/gtest.h>
 
