@@ -387,8 +387,10 @@ class Parser {
   }
   ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span);
   ExprPtr Unary(UnaryOp op, ExprPtr x, const Span& span);
-  CallPtr MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device,
-                           TypePtr result_type, const Span& span);
+  // `args`: a std::vector, or the top of expr_scratch_ (ExprsFrom).
+  template <typename Args>
+  CallPtr MakeFunctionCall(std::string callee, Args args, ExprPtr device, TypePtr result_type,
+                           const Span& span);
   // `args`: a std::vector, or the top of expr_scratch_ (ExprsFrom).
   template <typename Args>
   CallPtr MakeOpCall(const OpInfo* info, Args args, KwargList kwargs, const Span& span);
@@ -405,7 +407,8 @@ class Parser {
     if (!alloc_info_) alloc_info_ = OpRegistry::Get().Find(ops::kAllocWindowBuffer);
     return alloc_info_;
   }
-  CallPtr MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args, KwargList kwargs,
+  template <typename Args>
+  CallPtr MakeOpCallWithType(std::string_view op_name, Args args, KwargList kwargs,
                              TypePtr result_type, const Span& span);
   StmtPtr Assign(VarPtr var, ExprPtr value, const Span& span) {
     return WithSpan(New<AssignStmt>(std::move(var), std::move(value)), span);
@@ -426,11 +429,11 @@ class Parser {
   StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, const Span& span) {
     return WithSpan(New<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
   }
-  TypePtr TensorTy(std::vector<ExprPtr> shape, DataType dt) {
-    return New<TensorType>(std::move(shape), dt);
+  TypePtr TensorTy(VectorTail<ExprPtr> shape, DataType dt) {
+    return New<TensorType>(shape, dt);
   }
-  TypePtr DistTensorTy(std::vector<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
-    return New<DistributedTensorType>(std::move(shape), dt, nullptr, nullptr, std::move(wb));
+  TypePtr DistTensorTy(VectorTail<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
+    return New<DistributedTensorType>(shape, dt, nullptr, nullptr, std::move(wb));
   }
 
   // ---- tokens
@@ -590,7 +593,8 @@ class Parser {
 
   // ---- types
   TypePtr ParseType();
-  std::vector<ExprPtr> ParseShape();
+  // A shape list, left on expr_scratch_ from the returned index (ExprsFrom).
+  size_t ParseShapeOntoScratch();
   std::optional<DataType> ParseDTypeName();
   DataType ExpectDType();
 
@@ -1080,7 +1084,8 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
   Token first = Peek();
   while (!At(Tok::kDedent) && !At(Tok::kEof)) ParseStmtInto(&stmt_scratch_);
   Accept(Tok::kDedent);
-  std::vector<StmtPtr> stmts = TakeScratch(&stmt_scratch_, stmts_base);
+  // The body stays on stmt_scratch_ until the Seq is built (the return annotation
+  // below parses types, not statements).
   for (auto& d : fs.windows) {
     if (!d.wb) {
       throw ValueError(
@@ -1100,7 +1105,7 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
     sig->ret_types = std::move(fs.first_return_types);
   }
   local_checkpoint_count_ = local_checkpoints_base;
-  auto body_seq = Seq(std::move(stmts), SpanOf(first));
+  auto body_seq = Seq(StmtsFrom(stmts_base), SpanOf(first));
   auto fn = fn_nodes_.Make<Function>(sig->name, std::move(sig->params), std::move(sig->dirs),
                                      sig->ret_types, std::move(body_seq), sig->type, sig->level,
                                      sig->role);
@@ -1820,7 +1825,8 @@ ExprPtr Parser::Unary(UnaryOp op, ExprPtr x, const Span& span) {
   return WithSpan(New<UnaryExpr>(op, std::move(x), std::move(t)), span);
 }
 
-CallPtr Parser::MakeFunctionCall(std::string callee, std::vector<ExprPtr> args, ExprPtr device,
+template <typename Args>
+CallPtr Parser::MakeFunctionCall(std::string callee, Args args, ExprPtr device,
                                  TypePtr result_type, const Span& span) {
   auto gv = WithSpan(New<GlobalVar>(std::move(callee)), span);
   ExprAttrList attrs;
@@ -1841,7 +1847,8 @@ CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwargList kwargs, cons
   return call;
 }
 
-CallPtr Parser::MakeOpCallWithType(std::string_view op_name, std::vector<ExprPtr> args,
+template <typename Args>
+CallPtr Parser::MakeOpCallWithType(std::string_view op_name, Args args,
                                    KwargList kwargs, TypePtr result_type, const Span& span) {
   auto call = WithSpan(New<Call>(OpRegistry::Get().GetOp(op_name), std::move(args),
                                  std::move(kwargs), ExprAttrList{}, std::move(result_type)),
@@ -2311,16 +2318,16 @@ ExprPtr Parser::ParseDispatch() {
     if (!Accept(Tok::kComma)) break;
   }
   Expect(Tok::kRParen);
-  std::vector<ExprPtr> args = TakeScratch(&expr_scratch_, base);
-  if (args.size() != callee->param_count) {
+  const size_t arg_count = expr_scratch_.size() - base;
+  if (arg_count != callee->param_count) {
     Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", fname.text, callee->param_count,
-                            callee->param_count == 1 ? "" : "s", args.size()));
+                            callee->param_count == 1 ? "" : "s", arg_count));
   }
   const auto& rets = ReturnTypesOf(callee, fname);
   TypePtr type = rets.empty()       ? TypePtr(UnknownType::Get())
                  : rets.size() == 1 ? rets[0]
                                     : TypePtr(New<TupleType>(rets));
-  return MakeFunctionCall(std::string(fname.text), std::move(args), device, type, SpanOf(self));
+  return MakeFunctionCall(std::string(fname.text), ExprsFrom(base), device, type, SpanOf(self));
 }
 
 CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
@@ -2477,10 +2484,10 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   const std::string_view op = ParseStringView("the op name", &op_storage);
   Expect(Tok::kComma);
   Token lb = Expect(Tok::kLBracket, "(the argument list)");
-  std::vector<ExprPtr> args;
+  size_t args;  // on expr_scratch_ from here until the call is built
   {
     DepthGuard g(this, lb);
-    args = ParseExprList(Tok::kRBracket);
+    args = ParseExprsOntoScratch(Tok::kRBracket);
   }
   Expect(Tok::kComma);
   TypePtr type = ParseType();
@@ -2503,12 +2510,12 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   if (op.substr(0, 5) == "self.") {
     auto gv = New<GlobalVar>(std::string(op.substr(5)));
     gv->set_span(sp);
-    auto call = New<Call>(gv, std::move(args), std::move(kwargs), std::move(attrs), type);
+    auto call = New<Call>(gv, ExprsFrom(args), std::move(kwargs), std::move(attrs), type);
     call->set_span(sp);
     return call;
   }
   if (op.empty()) Fail(op_tok, "empty op name");
-  CallPtr call = MakeOpCallWithType(op, std::move(args), std::move(kwargs), type, sp);
+  CallPtr call = MakeOpCallWithType(op, ExprsFrom(args), std::move(kwargs), type, sp);
   if (attrs.empty()) return call;
   auto with_attrs = New<Call>(*call);
   with_attrs->attrs = std::move(attrs);
@@ -2540,10 +2547,10 @@ DataType Parser::ExpectDType() {
   return *dt;
 }
 
-std::vector<ExprPtr> Parser::ParseShape() {
+size_t Parser::ParseShapeOntoScratch() {
   Token open = Expect(Tok::kLBracket, "(a shape list such as [256])");
   DepthGuard g(this, open);
-  return ParseExprList(Tok::kRBracket);
+  return ParseExprsOntoScratch(Tok::kRBracket);
 }
 
 TypePtr Parser::ParseType() {
@@ -2570,17 +2577,17 @@ TypePtr Parser::ParseType() {
   }
   if (p.Is("pl", "Tensor") || p.Is("pl", "Tile")) {
     open();
-    auto shape = ParseShape();
+    const size_t shape = ParseShapeOntoScratch();
     Expect(Tok::kComma);
     DataType dt = ExpectDType();
     Accept(Tok::kComma);
     Expect(Tok::kRBracket);
-    if (Eq(p.parts[1], "Tile")) return New<TileType>(std::move(shape), dt);
-    return TensorTy(std::move(shape), dt);
+    if (Eq(p.parts[1], "Tile")) return New<TileType>(ExprsFrom(shape), dt);
+    return TensorTy(ExprsFrom(shape), dt);
   }
   if (p.Is("pld", "DistributedTensor")) {
     open();
-    auto shape = ParseShape();
+    const size_t shape = ParseShapeOntoScratch();
     Expect(Tok::kComma);
     DataType dt = ExpectDType();
     WindowBufferPtr wb;
@@ -2600,7 +2607,7 @@ TypePtr Parser::ParseType() {
       Accept(Tok::kComma);
     }
     Expect(Tok::kRBracket);
-    return DistTensorTy(std::move(shape), dt, wb);
+    return DistTensorTy(ExprsFrom(shape), dt, wb);
   }
   if (p.Is("pl", "Tuple")) {
     open();
