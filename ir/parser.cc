@@ -1,5 +1,6 @@
 #include "ir/parser.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -414,9 +415,6 @@ class Parser {
     return WithSpan(New<AssignStmt>(std::move(var), std::move(value)), span);
   }
   StmtPtr Eval(ExprPtr e, const Span& span) { return WithSpan(New<EvalStmt>(std::move(e)), span); }
-  StmtPtr Return(std::vector<ExprPtr> values, const Span& span) {
-    return WithSpan(New<ReturnStmt>(std::move(values)), span);
-  }
   SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, const Span& span) {
     return WithSpan(New<SeqStmts>(std::move(stmts)), span);
   }
@@ -642,6 +640,8 @@ class Parser {
   std::vector<ExprPtr> expr_scratch_;
   std::vector<StmtPtr> stmt_scratch_;
   KwargList kwarg_scratch_;
+  std::vector<std::pair<std::string, Token>> slot_name_scratch_;
+  std::vector<WindowBufferPtr> slot_scratch_;
   template <typename T>
   static std::vector<T> TakeScratch(std::vector<T>* scratch, size_t base) {
     std::vector<T> out(std::make_move_iterator(scratch->begin() + static_cast<ptrdiff_t>(base)),
@@ -1517,19 +1517,20 @@ StmtPtr Parser::ParseAssign() {
 
 StmtPtr Parser::ParseReturn() {
   Token at = Next();
-  std::vector<ExprPtr> values;
+  const size_t base = expr_scratch_.size();
   if (!At(Tok::kNewline)) {
-    values.push_back(ParseExpr());
+    expr_scratch_.push_back(ParseExpr());
     while (Accept(Tok::kComma)) {
       if (At(Tok::kNewline)) break;
-      values.push_back(ParseExpr());
+      expr_scratch_.push_back(ParseExpr());
     }
   }
   if (!fs_->saw_return) {
     fs_->saw_return = true;
-    for (const auto& v : values) fs_->first_return_types.push_back(v->type);
+    for (size_t i = base; i < expr_scratch_.size(); ++i)
+      fs_->first_return_types.push_back(expr_scratch_[i]->type);
   }
-  return Return(std::move(values), SpanOf(at));
+  return WithSpan(New<ReturnStmt>(ExprsFrom(base)), SpanOf(at));
 }
 
 StmtPtr Parser::ParseFor() {
@@ -1563,7 +1564,8 @@ StmtPtr Parser::ParseFor() {
              p.Join()));
   }
   Token lp = Expect(Tok::kLParen);
-  std::vector<ExprPtr> args;
+  std::array<ExprPtr, 3> args;
+  size_t arg_count = 0;
   std::vector<ExprPtr> inits;
   bool have_inits = false;
   Token inits_tok;
@@ -1586,13 +1588,17 @@ StmtPtr Parser::ParseFor() {
       inits = ParseExprList(open.kind == Tok::kLParen ? Tok::kRParen : Tok::kRBracket);
     } else {
       if (have_inits) Fail(Peek(), "positional argument after keyword argument");
-      args.push_back(ParseExpr());
+      // Arguments past the third are still parsed, so that their own errors come
+      // first as before, and only counted for the arity error below.
+      ExprPtr a = ParseExpr();
+      if (arg_count < args.size()) args[arg_count] = std::move(a);
+      ++arg_count;
     }
     if (!Accept(Tok::kComma)) break;
   }
   Expect(Tok::kRParen);
-  if (args.empty() || args.size() > 3) {
-    Fail(lp, fmt::format("pl.{} takes 1 to 3 arguments, got {}", ForKindName(kind), args.size()));
+  if (arg_count == 0 || arg_count > 3) {
+    Fail(lp, fmt::format("pl.{} takes 1 to 3 arguments, got {}", ForKindName(kind), arg_count));
   }
   if (has_carried && !have_inits) {
     Fail(carried[0], "loop-carried names (for i, (x, ...) in ...) need init_values=(...)");
@@ -1605,9 +1611,9 @@ StmtPtr Parser::ParseFor() {
                                 carried.size() == 1 ? "" : "s", inits.size()));
   }
   Span sp = SpanOf(at);
-  ExprPtr start = args.size() == 1 ? Int(0, DataType::kInt64, sp) : args[0];
-  ExprPtr stop = args.size() == 1 ? args[0] : args[1];
-  ExprPtr step = args.size() == 3 ? args[2] : Int(1, DataType::kInt64, sp);
+  ExprPtr start = arg_count == 1 ? Int(0, DataType::kInt64, sp) : args[0];
+  ExprPtr stop = arg_count == 1 ? args[0] : args[1];
+  ExprPtr step = arg_count == 3 ? args[2] : Int(1, DataType::kInt64, sp);
   VarPtr lv = MakeVar(std::string(var_name.text), ScalarTy(DataType::kIndex), SpanOf(var_name));
   DefineVar(var_name.text, lv);
   YieldFrame frame;
@@ -1658,7 +1664,9 @@ StmtPtr Parser::ParseWith() {
   std::string name;
   bool have_name = false, have_devices = false;
   DeviceSet devices;
-  std::vector<std::pair<std::string, Token>> slot_names;
+  // Slot names wait on a scratch stack (nested scopes push above them) until the
+  // body has been parsed.
+  const size_t slot_names_base = slot_name_scratch_.size();
   KwargList attrs;
   while (!At(Tok::kRParen)) {
     Token key = ExpectIdent("a comm_domain argument");
@@ -1690,7 +1698,7 @@ StmtPtr Parser::ParseWith() {
       Expect(Tok::kLBracket);
       while (!At(Tok::kRBracket)) {
         Token s = Peek();
-        slot_names.emplace_back(ParseStringLit("a window name"), s);
+        slot_name_scratch_.emplace_back(ParseStringLit("a window name"), s);
         if (!Accept(Tok::kComma)) break;
       }
       Expect(Tok::kRBracket);
@@ -1707,9 +1715,14 @@ StmtPtr Parser::ParseWith() {
   if (AtName("as")) Fail(Peek(), "pl._dump.comm_domain takes no 'as' target");
   SeqStmtsPtr body = ParseBlock(at);
   // Slots are resolved after the body: their bases are usually assigned inside it.
-  std::vector<WindowBufferPtr> slots;
-  for (const auto& [n, tok] : slot_names) slots.push_back(LookupWindow(tok, false, n, 0));
-  auto s = New<CommDomainScopeStmt>(std::move(name), std::move(devices), std::move(slots),
+  const size_t slots_base = slot_scratch_.size();
+  for (size_t i = slot_names_base; i < slot_name_scratch_.size(); ++i) {
+    const auto& [n, tok] = slot_name_scratch_[i];
+    slot_scratch_.push_back(LookupWindow(tok, false, n, 0));
+  }
+  slot_name_scratch_.resize(slot_names_base);
+  auto s = New<CommDomainScopeStmt>(std::move(name), std::move(devices),
+                                    VectorTail<WindowBufferPtr>{&slot_scratch_, slots_base},
                                     std::move(attrs), body);
   s->set_span(SpanOf(at));
   return s;
