@@ -7,6 +7,7 @@
 #include <deque>
 #include <limits>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -392,9 +393,9 @@ class Parser {
   template <typename Args>
   CallPtr MakeFunctionCall(std::string callee, Args args, ExprPtr device, TypePtr result_type,
                            const Span& span);
-  // `args`: a std::vector, or the top of expr_scratch_ (ExprsFrom).
-  template <typename Args>
-  CallPtr MakeOpCall(const OpInfo* info, Args args, KwargList kwargs, const Span& span);
+  // `args`, `kwargs`: vectors, or the tops of the scratch stacks (ExprsFrom, KwargsFrom).
+  template <typename Args, typename KwArgs>
+  CallPtr MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span);
   // The registry's shared Op node of a modelled op. The registry finds it by a
   // scan of the op names; each op call used to scan three times (Find in the
   // parser, then Find and GetOp in MakeOpCall).
@@ -574,10 +575,17 @@ class Parser {
   std::vector<ExprPtr> ParseExprList(Tok close);
   // The same list left on expr_scratch_, from the returned index on.
   size_t ParseExprsOntoScratch(Tok close);
-  // `kwargs_extra`: room to leave in *kwargs for entries the caller appends.
-  // With `args` null the positional arguments stay on expr_scratch_ (ExprsFrom).
+  // A call's arguments left on the scratch stacks, positional ones on expr_scratch_
+  // from `args` on and keyword ones on kwarg_scratch_ from `kwargs` on (ExprsFrom,
+  // KwargsFrom): a call node takes them from there without a vector of its own.
+  struct ScratchArgs {
+    size_t args;
+    size_t kwargs;
+  };
+  ScratchArgs ParseCallArgsOntoScratch(bool kwargs_allowed, std::vector<Token>* kwarg_tokens);
+  // The same, moved into vectors; `kwargs` null: keyword arguments are an error.
   void ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
-                     std::vector<Token>* kwarg_tokens, size_t kwargs_extra = 0);
+                     std::vector<Token>* kwarg_tokens);
   AttrValue ParseAttrValue();
   KwargList ParseKwargDict();
   ExprAttrList ParseExprDict();
@@ -649,20 +657,11 @@ class Parser {
     scratch->resize(base);
     return out;
   }
-  template <typename T>
-  static void AppendScratch(std::vector<T>* scratch, size_t base, std::vector<T>* out) {
-    if (out->empty()) {
-      *out = TakeScratch(scratch, base);
-      return;
-    }
-    out->insert(out->end(),
-                std::make_move_iterator(scratch->begin() + static_cast<ptrdiff_t>(base)),
-                std::make_move_iterator(scratch->end()));
-    scratch->resize(base);
-  }
+
   // The top of a scratch stack from `base` on, for the list of the node about to
   // be built (moved into it, then erased): no vector in between.
   VectorTail<ExprPtr> ExprsFrom(size_t base) { return {&expr_scratch_, base}; }
+  VectorTail<Kwarg> KwargsFrom(size_t base) { return {&kwarg_scratch_, base}; }
   VectorTail<StmtPtr> StmtsFrom(size_t base) { return {&stmt_scratch_, base}; }
   int Checkpoint() {
     checkpoints_.push_back(*lex_);
@@ -1852,8 +1851,8 @@ CallPtr Parser::MakeFunctionCall(std::string callee, Args args, ExprPtr device,
 // The registry's MakeOpCall for a modelled op (same checks, same messages, same
 // span), with the node in the arena: the call is built first and its type
 // deduced from it.
-template <typename Args>
-CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwargList kwargs, const Span& span) {
+template <typename Args, typename KwArgs>
+CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span) {
   auto call = WithSpan(
       New<Call>(OpNodeOf(info), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr), span);
   call->type = DeduceCallType(*call);
@@ -2178,54 +2177,39 @@ ExprPtr Parser::ParseIndex() {
   return sl;
 }
 
-void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
-                           std::vector<Token>* kwarg_tokens, size_t kwargs_extra) {
+Parser::ScratchArgs Parser::ParseCallArgsOntoScratch(bool kwargs_allowed,
+                                                    std::vector<Token>* kwarg_tokens) {
   Expect(Tok::kLParen);
-  const size_t base = expr_scratch_.size();
-  // Keyword arguments are collected like positional ones, on a scratch stack, and
-  // moved out at their final size (a growing KwargList reallocated at 1, 2, 4).
-  const size_t kw_base = kwarg_scratch_.size();
-  const bool had_kwargs = kwargs && !kwargs->empty();
+  const ScratchArgs at{expr_scratch_.size(), kwarg_scratch_.size()};
   while (!At(Tok::kRParen)) {
     if (At(Tok::kName) && At(Tok::kAssign, 1)) {
       Token key = Next();
       Next();
-      if (!kwargs) Fail(key, "keyword arguments are not allowed here");
-      for (const auto& [k, v] : *kwargs) {
-        if (k == key.text) Fail(key, fmt::format("keyword argument '{}' repeated", key.text));
-      }
-      for (size_t i = kw_base; i < kwarg_scratch_.size(); ++i) {
+      if (!kwargs_allowed) Fail(key, "keyword arguments are not allowed here");
+      for (size_t i = at.kwargs; i < kwarg_scratch_.size(); ++i) {
         if (kwarg_scratch_[i].first == key.text)
           Fail(key, fmt::format("keyword argument '{}' repeated", key.text));
       }
       if (kwarg_tokens) kwarg_tokens->push_back(key);
       std::string name(key.text);
       AttrValue value = ParseAttrValue();
-      if (kwarg_scratch_.size() == kw_base && kwargs->empty() &&
-          (At(Tok::kRParen) || (At(Tok::kComma) && At(Tok::kRParen, 1)))) {
-        // The only keyword argument (the common case): straight into its list.
-        kwargs->reserve(1 + kwargs_extra);
-        kwargs->emplace_back(std::move(name), std::move(value));
-      } else {
-        kwarg_scratch_.emplace_back(std::move(name), std::move(value));
-      }
+      kwarg_scratch_.emplace_back(std::move(name), std::move(value));
     } else {
-      if (had_kwargs || kwarg_scratch_.size() > kw_base)
+      if (kwarg_scratch_.size() > at.kwargs)
         Fail(Peek(), "positional argument after keyword argument");
       expr_scratch_.push_back(ParseExpr());
     }
     if (!Accept(Tok::kComma)) break;
   }
   Expect(Tok::kRParen);
-  if (args) AppendScratch(&expr_scratch_, base, args);
-  if (kwargs && (kwarg_scratch_.size() > kw_base || kwargs_extra > 0)) {
-    kwargs->reserve(kwargs->size() + (kwarg_scratch_.size() - kw_base) + kwargs_extra);
-    kwargs->insert(
-        kwargs->end(),
-        std::make_move_iterator(kwarg_scratch_.begin() + static_cast<ptrdiff_t>(kw_base)),
-        std::make_move_iterator(kwarg_scratch_.end()));
-    kwarg_scratch_.resize(kw_base);
-  }
+  return at;
+}
+
+void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
+                           std::vector<Token>* kwarg_tokens) {
+  const ScratchArgs at = ParseCallArgsOntoScratch(kwargs != nullptr, kwarg_tokens);
+  if (kwargs) *kwargs = TakeScratch(&kwarg_scratch_, at.kwargs);
+  *args = TakeScratch(&expr_scratch_, at.args);
 }
 
 // Keyword values keep literals as literals (docs/ir-conventions.md).
@@ -2348,12 +2332,10 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
   const uint32_t lhs_hash = user_alloc_names_.Prefetch(lhs);
   Token at = Peek();
   ParsePath();
-  std::vector<ExprPtr> args;
-  KwargList kwargs;
   std::vector<Token> keys;
-  ParseCallArgs(&args, &kwargs, &keys, /*kwargs_extra=*/1);
-  for (size_t i = 0; i < kwargs.size(); ++i) {
-    if (kwargs[i].first == "name") {
+  const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, &keys);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (kwarg_scratch_[a.kwargs + i].first == "name") {
       Fail(keys[i],
            "an explicit name= is not allowed in pld.alloc_window_buffer: the alloc is named after "
            "the "
@@ -2364,8 +2346,8 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
     Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
                          lhs));
   }
-  kwargs.emplace_back("name", std::string(lhs));
-  return MakeOpCall(AllocInfo(), std::move(args), std::move(kwargs), SpanOf(at));
+  kwarg_scratch_.emplace_back("name", std::string(lhs));
+  return MakeOpCall(AllocInfo(), ExprsFrom(a.args), KwargsFrom(a.kwargs), SpanOf(at));
 }
 
 ExprPtr Parser::ParseDslCall(const Path& p) {
@@ -2390,11 +2372,11 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (p.Is("pl", "_dump", "call")) return ParseDumpCall(at);
   if (p.Is("pl", "_dump", "window_ref")) return ParseWindowRefExpr(at);
   if (p.Is("pl", "_dump", "alloc_window_buffer")) {
-    std::vector<ExprPtr> args;
-    KwargList kwargs;
-    ParseCallArgs(&args, &kwargs, nullptr);
+    const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, nullptr);
+    const std::span<const Kwarg> kwargs(kwarg_scratch_.data() + a.kwargs,
+                                        kwarg_scratch_.size() - a.kwargs);
     if (!FindKwarg(kwargs, "name")) Fail(at, "pl._dump.alloc_window_buffer needs name=\"...\"");
-    return MakeOpCall(AllocInfo(), std::move(args), std::move(kwargs), sp);
+    return MakeOpCall(AllocInfo(), ExprsFrom(a.args), KwargsFrom(a.kwargs), sp);
   }
   if (p.Is("pl", "dynamic")) {
     Fail(at, "pl.dynamic(...) is only allowed at module level (NAME = pl.dynamic(\"NAME\"))");
@@ -2407,9 +2389,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
     Fail(at, fmt::format("unknown pl._dump form '{}'", p.Join()));
   }
-  const size_t args_base = expr_scratch_.size();
-  KwargList kwargs;
-  ParseCallArgs(nullptr, &kwargs, nullptr);
+  const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, nullptr);
   // Named after the arguments: they may hold calls that reuse the buffer.
   std::string_view name;
   if (p.Is("pld", "window")) {
@@ -2424,12 +2404,12 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (!info) {
     // An op the registry does not model: kept as written, result type unknown
     // (ParseAssign gives it the annotation's type).
-    auto call = New<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(args_base), std::move(kwargs),
+    auto call = New<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(a.args), KwargsFrom(a.kwargs),
                           ExprAttrList{}, UnknownType::Get());
     call->set_span(sp);
     return call;
   }
-  return MakeOpCall(info, ExprsFrom(args_base), std::move(kwargs), sp);
+  return MakeOpCall(info, ExprsFrom(a.args), KwargsFrom(a.kwargs), sp);
 }
 
 ExprPtr Parser::ParseConst(const Token& at) {
