@@ -954,24 +954,29 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   Expect(Tok::kRParen);
   if (Accept(Tok::kArrow)) {
     sig->has_ret_annot = true;
-    Lexer ret_at = *lex_;
-    bool names_window = false;
-    for (int depth = 0;;) {
-      const Token& t = Peek();
-      if (t.kind == Tok::kEof || t.kind == Tok::kNewline || (depth == 0 && t.kind == Tok::kColon))
-        break;
-      if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
-      if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
-      if (t.kind == Tok::kName && Eq(t.text, "window_ref")) names_window = true;
+    if (AtName("None") && At(Tok::kColon, 1)) {
+      // `-> None:`, the common case: no types, and no copy of the lexer to read them.
       Next();
-    }
-    if (names_window) {
-      checkpoints_.push_back(std::move(ret_at));
-      sig->deferred_ret_at = static_cast<int>(checkpoints_.size()) - 1;
     } else {
-      Lexer again = ret_at;
-      LexerSwap swap(&lex_, &again);
-      sig->ret_types = ParseReturnAnnotation();
+      Lexer ret_at = *lex_;
+      bool names_window = false;
+      for (int depth = 0;;) {
+        const Token& t = Peek();
+        if (t.kind == Tok::kEof || t.kind == Tok::kNewline ||
+            (depth == 0 && t.kind == Tok::kColon))
+          break;
+        if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
+        if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
+        if (t.kind == Tok::kName && Eq(t.text, "window_ref")) names_window = true;
+        Next();
+      }
+      if (names_window) {
+        checkpoints_.push_back(std::move(ret_at));
+        sig->deferred_ret_at = static_cast<int>(checkpoints_.size()) - 1;
+      } else {
+        LexerSwap swap(&lex_, &ret_at);
+        sig->ret_types = ParseReturnAnnotation();
+      }
     }
   }
   Expect(Tok::kColon);
@@ -1841,9 +1846,9 @@ template <typename Args>
 CallPtr Parser::MakeFunctionCall(std::string callee, Args args, ExprPtr device,
                                  TypePtr result_type, const Span& span) {
   auto gv = WithSpan(New<GlobalVar>(std::move(callee)), span);
-  ExprAttrList attrs;
-  if (device) attrs.emplace_back("device", std::move(device));
-  return WithSpan(New<Call>(std::move(gv), std::move(args), KwargList{}, std::move(attrs),
+  ExprAttrs attrs;
+  if (device) attrs = ExprAttrs{ExprAttr{"device", std::move(device)}};
+  return WithSpan(New<Call>(std::move(gv), std::move(args), Kwargs{}, std::move(attrs),
                             result_type ? std::move(result_type) : UnknownType::Get()),
                   span);
 }
