@@ -467,7 +467,7 @@ class Parser {
   }
   // Expect and ExpectIdent run on most tokens: their failures are out of line so
   // that the checks inline into the callers.
-  Token Expect(Tok k, std::string_view what = {}) {
+  [[gnu::always_inline]] Token Expect(Tok k, std::string_view what = {}) {
     if (!At(k)) [[unlikely]]
       FailExpected(k, what);
     return Next();
@@ -481,7 +481,7 @@ class Parser {
     if (!AtName(s)) Fail(Peek(), fmt::format("expected '{}', got {}", s, Describe(Peek())));
     return Next();
   }
-  Token ExpectIdent(std::string_view what) {
+  [[gnu::always_inline]] Token ExpectIdent(std::string_view what) {
     const Token& t = Peek();
     if (t.kind != Tok::kName || IsKeyword(t.text)) [[unlikely]]
       FailExpectedIdent(what);
