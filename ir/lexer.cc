@@ -137,6 +137,15 @@ bool Lexer::LexIndentation(Token& out) {
   while (true) {
     size_t p = pos_;
     int32_t width = 0;  // only spaces count (a stray '\r' or form feed is whitespace)
+    // Eight spaces at a time first: body lines start with 8-16 of them.
+    constexpr uint64_t kEightSpaces = 0x2020202020202020ULL;
+    while (p + 8 <= size) {
+      uint64_t w;
+      std::memcpy(&w, data + p, 8);
+      if (w != kEightSpaces) break;
+      p += 8;
+      width += 8;
+    }
     while (p < size) {
       char c = data[p];
       if (c == ' ') {

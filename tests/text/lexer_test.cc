@@ -111,6 +111,33 @@ TEST(LexerTest, EndOfInputWithoutNewline) {
                               Tok::kEof}));
 }
 
+// Indentation is measured eight spaces at a time, then one at a time: widths on
+// either side of each multiple of eight must still open, keep and close blocks.
+TEST(LexerTest, IndentationWidthsAcrossEightSpaceSteps) {
+  std::string src;
+  for (int width : {0, 7, 8, 9, 16, 17, 24}) src += std::string(width, ' ') + "a:\n";
+  src += std::string(24, ' ') + "b\n" + std::string(17, ' ') + "c\n";
+  std::vector<Tok> kinds = Kinds(LexAll(src));
+  std::vector<Tok> want;
+  for (int i = 0; i < 7; ++i) {
+    if (i > 0) want.push_back(Tok::kIndent);
+    want.insert(want.end(), {Tok::kName, Tok::kColon, Tok::kNewline});
+  }
+  // b at 24 keeps the last block; c at 17 closes one; the end closes the rest.
+  want.insert(want.end(), {Tok::kName, Tok::kNewline, Tok::kDedent, Tok::kName, Tok::kNewline});
+  for (int i = 0; i < 5; ++i) want.push_back(Tok::kDedent);
+  want.push_back(Tok::kEof);
+  EXPECT_EQ(kinds, want);
+  // The column of a token after 17 spaces, and an unindent between two levels.
+  EXPECT_EQ(LexAll(std::string(17, ' ') + "x\n")[1].col, 18);
+  try {
+    LexAll("a:\n" + std::string(16, ' ') + "b\n" + std::string(9, ' ') + "c\n");
+    FAIL() << "no error for an unindent to 9 between 0 and 16";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(e.span().column, 10);
+  }
+}
+
 TEST(LexerTest, BadCharactersAreErrorsWithTheirColumn) {
   for (auto [src, col] : {std::pair{"a = $b\n", 5}, std::pair{"a!b\n", 2}, std::pair{"1x\n", 2}}) {
     try {
