@@ -1995,6 +1995,11 @@ ExprPtr Parser::ParseUnary() {
 
 int64_t Parser::ParseIntToken(const Token& t, bool negative) {
   uint64_t v = 0;
+  // Up to 18 digits cannot overflow: nearly every literal takes this loop.
+  if (t.text.size() <= 18) {
+    for (char c : t.text) v = v * 10 + static_cast<uint64_t>(c - '0');
+    return negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  }
   const uint64_t limit = negative ? (uint64_t{1} << 63) : static_cast<uint64_t>(INT64_MAX);
   for (char c : t.text) {
     uint64_t d = static_cast<uint64_t>(c - '0');

@@ -145,6 +145,14 @@ TEST(TextRobustness, IntegerLimits) {
   EXPECT_THROW(ParseProgram(body("9223372036854775808")), ValueError);
   EXPECT_THROW(ParseProgram(body("-9223372036854775809")), ValueError);
   EXPECT_THROW(ParseProgram(body(std::string(5000, '9'))), ValueError);
+  // Literals of up to 18 digits skip the overflow checks: the values on either side
+  // of that length must come out exact.
+  for (const std::string v : {"999999999999999999", "-999999999999999999", "1000000000000000000",
+                              "-1000000000000000000", "0", "-0", "007"}) {
+    const std::string text = PrintProgram(ParseProgram(body(v)));
+    const std::string want = v == "-0" ? "= 0\n" : v == "007" ? "= 7\n" : "= " + v + "\n";
+    EXPECT_NE(text.find(want), std::string::npos) << v << " printed as:\n" << text;
+  }
 }
 
 }  // namespace
