@@ -428,9 +428,7 @@ class Parser {
   StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, const Span& span) {
     return WithSpan(New<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
   }
-  TypePtr TensorTy(VectorTail<ExprPtr> shape, DataType dt) {
-    return New<TensorType>(shape, dt);
-  }
+  TypePtr TensorTy(VectorTail<ExprPtr> shape, DataType dt) { return New<TensorType>(shape, dt); }
   TypePtr DistTensorTy(VectorTail<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
     return New<DistributedTensorType>(shape, dt, nullptr, nullptr, std::move(wb));
   }
@@ -962,8 +960,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
       bool names_window = false;
       for (int depth = 0;;) {
         const Token& t = Peek();
-        if (t.kind == Tok::kEof || t.kind == Tok::kNewline ||
-            (depth == 0 && t.kind == Tok::kColon))
+        if (t.kind == Tok::kEof || t.kind == Tok::kNewline || (depth == 0 && t.kind == Tok::kColon))
           break;
         if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
         if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
@@ -1843,8 +1840,8 @@ ExprPtr Parser::Unary(UnaryOp op, ExprPtr x, const Span& span) {
 }
 
 template <typename Args>
-CallPtr Parser::MakeFunctionCall(std::string callee, Args args, ExprPtr device,
-                                 TypePtr result_type, const Span& span) {
+CallPtr Parser::MakeFunctionCall(std::string callee, Args args, ExprPtr device, TypePtr result_type,
+                                 const Span& span) {
   auto gv = WithSpan(New<GlobalVar>(std::move(callee)), span);
   ExprAttrs attrs;
   if (device) attrs = ExprAttrs{ExprAttr{"device", std::move(device)}};
@@ -1865,8 +1862,8 @@ CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const S
 }
 
 template <typename Args>
-CallPtr Parser::MakeOpCallWithType(std::string_view op_name, Args args,
-                                   KwargList kwargs, TypePtr result_type, const Span& span) {
+CallPtr Parser::MakeOpCallWithType(std::string_view op_name, Args args, KwargList kwargs,
+                                   TypePtr result_type, const Span& span) {
   auto call = WithSpan(New<Call>(OpRegistry::Get().GetOp(op_name), std::move(args),
                                  std::move(kwargs), ExprAttrList{}, std::move(result_type)),
                        span);
@@ -2188,7 +2185,7 @@ ExprPtr Parser::ParseIndex() {
 }
 
 Parser::ScratchArgs Parser::ParseCallArgsOntoScratch(bool kwargs_allowed,
-                                                    std::vector<Token>* kwarg_tokens) {
+                                                     std::vector<Token>* kwarg_tokens) {
   Expect(Tok::kLParen);
   const ScratchArgs at{expr_scratch_.size(), kwarg_scratch_.size()};
   while (!At(Tok::kRParen)) {

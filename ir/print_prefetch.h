@@ -239,7 +239,8 @@ class ArenaSweep {
     const uintptr_t to = std::min({chunk_end, p + kAhead, next_ + kMaxLinesPerStep * kLine});
     // Into L2 (prefetcht1): kAhead is all of L1 on these machines, and filling it
     // would evict what is being read now.
-    for (; next_ < to; next_ += kLine) __builtin_prefetch(reinterpret_cast<const void*>(next_), 0, 2);
+    for (; next_ < to; next_ += kLine)
+      __builtin_prefetch(reinterpret_cast<const void*>(next_), 0, 2);
     return covered;
   }
 
