@@ -8,7 +8,8 @@
 #   BENCH_MIN_TIME=1 bench/run.sh        # longer runs, steadier small cases
 #
 # Cases of 10^6 statements run a fixed number of iterations set in the sources
-# (one repetition each); everything else gets BENCH_MIN_TIME seconds (default 0.3).
+# (one repetition each); text_bench's parse and print set at least 3 s per size in
+# the source; everything else gets BENCH_MIN_TIME seconds (default 0.3).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
