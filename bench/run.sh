@@ -41,7 +41,7 @@ for name in "${BINARIES[@]}"; do
 done
 echo "== suite took $(( $(date +%s) - start )) s" >&2
 
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "${BINARIES[@]}" <<'PY'
 # Builds the summary table from the Google Benchmark JSON files (standard library only).
 import json
 import os
@@ -49,10 +49,17 @@ import re
 import sys
 
 out = sys.argv[1]
+# Only this run's binaries: with BENCH_FILTER, the JSON files of other binaries in
+# OUT come from an earlier run (another commit, another machine state) and would
+# mix into the table unmarked.
+ran = {name + ".json" for name in sys.argv[2:]}
 runs = {}  # "binary:BM_Name/arg" -> result entry
 context = None
 for fname in sorted(os.listdir(out)):
     if not fname.endswith("_bench.json"):
+        continue
+    if fname not in ran:
+        print(f"(summary leaves out {fname}: not run this time)", file=sys.stderr)
         continue
     with open(os.path.join(out, fname)) as f:
         data = json.load(f)
