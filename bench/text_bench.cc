@@ -161,19 +161,10 @@ BENCHMARK(BM_ParseCorpusReal)->Unit(benchmark::kMicrosecond)->UseRealTime();
 // and on this shared VM one sample moved by 10-30 % with the host: a short slowdown
 // decided the figure. A per-benchmark minimum also overrides --benchmark_min_time, so
 // bench/run.sh's short default does not bring the single sample back.
-BENCHMARK(BM_Parse)
-    ->Arg(1)
-    ->Arg(10)
-    ->Arg(100)
-    ->MinTime(3.0)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_Print)
-    ->Arg(1)
-    ->Arg(10)
-    ->Arg(100)
-    ->MinTime(3.0)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+void OverTextSizes(benchmark::internal::Benchmark* b) {
+  b->Arg(1)->Arg(10)->Arg(100)->MinTime(3.0)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+BENCHMARK(BM_Parse)->Apply(OverTextSizes);
+BENCHMARK(BM_Print)->Apply(OverTextSizes);
 
 }  // namespace
