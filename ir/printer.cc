@@ -657,8 +657,8 @@ class Printer {
     const Expr* value = static_cast<const AssignStmt&>(*s).value.get();
     if (!value || value->kind() != NodeKind::kCall) return;
     const auto& c = static_cast<const Call&>(*value);
-    if (!c.op || c.op->kind() != NodeKind::kOp ||
-        static_cast<const Op&>(*c.op).name != ops::kAllocWindowBuffer)
+    // By the registry's entry rather than the name: this runs for every statement.
+    if (!c.op || c.op->kind() != NodeKind::kOp || static_cast<const Op&>(*c.op).info != alloc_info_)
       return;
     const AttrValue* nm = FindKwarg(c.kwargs, "name");
     if (const std::string* name = nm ? std::get_if<std::string>(nm) : nullptr)
@@ -1495,6 +1495,7 @@ class Printer {
   // sugar_log_ lists them in insertion order, to undo a function printed again.
   StringSet sugar_allocs_;
   std::vector<std::string_view> sugar_log_;
+  const OpInfo* const alloc_info_ = OpRegistry::Get().Find(ops::kAllocWindowBuffer);
   const print_detail::NameTables tables_{&names_, &used_names_};
   // Statements engage the sweep after a few in a row lie close together: in a
   // pass's output they alternate between the input's chunks and the pass's, and
