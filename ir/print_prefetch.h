@@ -244,6 +244,14 @@ class ArenaSweep {
     return covered;
   }
 
+  // The next Step(node) engages whatever came before: for a place where nodes in
+  // arena order are known to start (a function's body), so that a jump there does
+  // not leave its first statements to the tree walk while a new run builds up.
+  void EngageAt(const void* node) {
+    last_ = reinterpret_cast<uintptr_t>(node);
+    run_ = run_needed_ > 0 ? run_needed_ - 1 : 0;
+  }
+
   // For tests: the range prefetched so far since the last restart.
   uintptr_t swept_from() const { return from_; }
   uintptr_t swept_to() const { return next_; }

@@ -378,6 +378,10 @@ class Printer {
     // use, and are spliced in before the body afterwards. Printing into the one
     // output buffer avoids a body-sized temporary per function.
     const size_t body_at = out_.size();
+    if (f.body && f.body->kind() == NodeKind::kSeqStmts) {
+      const auto& stmts = static_cast<const SeqStmts&>(*f.body).stmts;
+      if (!stmts.empty()) stmt_sweep_.EngageAt(stmts[0].get());
+    }
     PrintBodyStmts(f.body, 2);
     // From here on names are handed out at first use, as the two-pass scheme does
     // after its walk: window bases (in order of first use), then names met in the

@@ -53,6 +53,30 @@ TEST(ArenaSweepTest, AFarJumpEndsTheRun) {
   EXPECT_EQ(sweep.swept_to(), swept);
 }
 
+TEST(ArenaSweepTest, EngageAtSkipsTheRunAfterAJump) {
+  Chunks c;
+  ArenaSweep sweep(4);
+  for (uintptr_t i = 0; i < 6; ++i) sweep.Step(c.at(4096 + i * 200));
+  // A function's first statement far from the last one printed (functions print in
+  // name order): told that a body starts there, the sweep engages at once.
+  const uintptr_t body = kChunkBytes + 8192 + 16;
+  sweep.EngageAt(c.at(body));
+  EXPECT_FALSE(sweep.Step(c.at(body))) << "the first statement was not prefetched";
+  EXPECT_EQ(sweep.swept_from(), c.addr(kChunkBytes + 8192));
+  EXPECT_GT(sweep.swept_to(), c.addr(body));
+  // And it stays engaged for the body's next statements, which it covered.
+  EXPECT_TRUE(sweep.Step(c.at(body + 300)));
+}
+
+TEST(ArenaSweepTest, EngageAtHoldsOnlyForItsNode) {
+  Chunks c;
+  ArenaSweep sweep(4);
+  sweep.EngageAt(c.at(4096));
+  // The next node is somewhere else: an ordinary far jump, the run starts over.
+  EXPECT_FALSE(sweep.Step(c.at(kChunkBytes + 4096)));
+  EXPECT_EQ(sweep.swept_to(), 0u);
+}
+
 TEST(ArenaSweepTest, WithoutARunItSweepsFromTheFirstNode) {
   Chunks c;
   ArenaSweep sweep(0);
