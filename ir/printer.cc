@@ -664,9 +664,13 @@ class Printer {
     // By the registry's entry rather than the name: this runs for every statement.
     if (!c.op || c.op->kind() != NodeKind::kOp || static_cast<const Op&>(*c.op).info != alloc_info_)
       return;
+    if (const std::string* name = AllocNameOf(c)) sugar_allocs_.PrefetchSlot(HashString(*name));
+  }
+
+  // An alloc call's name= string, if it has one.
+  static const std::string* AllocNameOf(const Call& c) {
     const AttrValue* nm = FindKwarg(c.kwargs, "name");
-    if (const std::string* name = nm ? std::get_if<std::string>(nm) : nullptr)
-      sugar_allocs_.PrefetchSlot(HashString(*name));
+    return nm ? std::get_if<std::string>(nm) : nullptr;
   }
 
   void PrintBlock(const StmtPtr& body, int level) {
@@ -1375,9 +1379,7 @@ class Printer {
     }
     const bool sugar = op->info && c.attrs.empty() && kw_ok && SugarTypeMatches(c);
     if (sugar && name == ops::kAllocWindowBuffer) {
-      const AttrValue* nm = FindKwarg(c.kwargs, "name");
-      const std::string* nm_str = nm ? std::get_if<std::string>(nm) : nullptr;
-      if (nm_str) {
+      if (const std::string* nm_str = AllocNameOf(c)) {
         const bool last = c.kwargs.back().first == "name";
         if (lhs && last && *nm_str == *lhs && sugar_allocs_.Insert(*nm_str).second) {
           sugar_log_.push_back(*nm_str);
