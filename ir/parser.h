@@ -20,6 +20,10 @@ struct ParseOptions {
   int max_nesting_depth = 200;
 };
 
+// The largest max_nesting_depth a caller may ask for: the parser's recursion at
+// this depth fits in the default 8 MiB stack (tools reject larger values).
+inline constexpr int kMaxNestingDepthLimit = 1000;
+
 // Parses one program. Throws cds::ValueError (with a span) on any malformed input.
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options = {});
 
