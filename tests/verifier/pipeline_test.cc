@@ -61,8 +61,24 @@ TEST(VerifyEach, NoRoundTripWithoutALastPass) {
   EXPECT_FALSE(RunPasses({"first", "second"}, "").thrown);
 }
 
-// BuildPassManager names the pipeline's last pass: the full default pipeline on a
-// fixture input passes, and a broken round trip would stop it at that pass.
+// BuildPassManager names the pipeline's last pass to the instrument: a one-pass
+// pipeline (signal synthesis, which leaves this program as it is and checks only
+// signals) stops at that pass on the round trip's finding.
+TEST(VerifyEach, BuildPassManagerRunsTheRoundTripAfterItsLastPass) {
+  driver::PipelineOptions options;
+  options.pipeline = "synthesize-allreduce-signals";
+  options.verify_each = true;
+  try {
+    driver::RunPipeline(RoundTripOnlyDefect(), options);
+    ADD_FAILURE() << "the round trip did not run after the last pass";
+  } catch (const driver::VerificationError& e) {
+    EXPECT_EQ(e.pass_name(), "synthesize-allreduce-signals");
+    EXPECT_TRUE(HasCode(e.diagnostics(), "CDS-V024") || HasCode(e.diagnostics(), "CDS-V025"))
+        << FormatDiagnostics(e.diagnostics());
+  }
+}
+
+// The full default pipeline with verify-each is clean on every fixture input.
 TEST(VerifyEach, DefaultPipelineIsCleanOnEveryFixture) {
   driver::PipelineOptions options;
   options.verify_each = true;
