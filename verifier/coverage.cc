@@ -38,6 +38,10 @@ std::optional<BoundValue> ResolveBound(const ExprPtr& e, const BoundEnv& bounds)
 
 Descriptor Bad(std::string why) { return Descriptor{false, {}, std::move(why)}; }
 
+// The widest constant range the pass accepts as a device descriptor; it refuses
+// wider ones rather than enumerate them.
+constexpr int64_t kMaxRangeDevices = int64_t{1} << 16;
+
 }  // namespace
 
 Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
@@ -61,7 +65,14 @@ Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
   }
   if (start->kind != BoundKind::kConst)
     return Bad("starts at world_size() and stops at a constant");
-  return Descriptor{true, Devices::Range(start->value, stop->value), {}};
+  const int64_t first = start->value;
+  const int64_t end = stop->value;
+  if (end > first && first < 0) return Bad(fmt::format("starts at the negative device id {}", first));
+  if (end > first && end - first > kMaxRangeDevices) {
+    return Bad(fmt::format("covers {} devices, more than the {} the pass accepts", end - first,
+                           kMaxRangeDevices));
+  }
+  return Descriptor{true, Devices::Range(first, end), {}};
 }
 
 Descriptor DeviceDescriptor(const ExprPtr& device, const LoopEnv& loops) {

@@ -257,11 +257,15 @@ TEST(VerifierCoverage, LoopDescriptors) {
   BoundEnv env{{n.get(), {BoundKind::kWorldSize, 0}}};
   EXPECT_TRUE(LoopOf(Int(0), n, Int(1), env).set.all());
   EXPECT_FALSE(LoopOf(Int(0), n, Int(1)).ok);  // n not bound to a recognised form
-  // A wide range is one run, never expanded id by id.
-  auto wide = LoopOf(Int(0), Int(int64_t{1} << 40), Int(1));
-  ASSERT_TRUE(wide.ok);
-  EXPECT_EQ(wide.set.Brief(),
-            "[0, 1, 2, 3, 4, 5, 6, 7, ..., 1099511627775] (1099511627776 devices)");
+  // Device ids are never negative, also through a range start; the pass refuses
+  // ranges of more than 65536 devices. A range is one run, never expanded.
+  EXPECT_FALSE(LoopOf(Int(-1), Int(2), Int(1)).ok);
+  EXPECT_TRUE(LoopOf(Int(-1), Int(-1), Int(1)).ok);  // empty: nothing negative is covered
+  EXPECT_FALSE(LoopOf(Int(0), Int(65537), Int(1)).ok);
+  EXPECT_FALSE(LoopOf(Int(0), Int(int64_t{1} << 40), Int(1)).ok);
+  auto widest = LoopOf(Int(0), Int(65536), Int(1));
+  ASSERT_TRUE(widest.ok);
+  EXPECT_EQ(widest.set.Brief(), "[0, 1, 2, 3, 4, 5, 6, 7, ..., 65535] (65536 devices)");
 }
 
 TEST(VerifierCoverage, DeviceDescriptors) {
