@@ -1,7 +1,5 @@
 #include "verifier/type_util.h"
 
-#include <fmt/format.h>
-
 #include "ir/expr.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"

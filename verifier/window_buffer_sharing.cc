@@ -1,7 +1,7 @@
 // One WindowBuffer per alloc, shared by pointer between all of the alloc's views
 // and its scope slot, with base = the alloc's LHS Var, size = the alloc's byte
-// size (byte_size.h) and both host-staging flags clear. Also resolves which alloc each scope slot
-// belongs to, for scope_structure.cc and coverage.cc.
+// size (byte_size.h) and both host-staging flags clear. Also resolves which
+// alloc each scope slot belongs to, for scope_structure.cc and coverage.cc.
 
 #include <algorithm>
 
@@ -129,9 +129,8 @@ class SharingChecker {
   // The WindowBuffer's size must be the byte size its alloc asks for, compared
   // as values in the verifier's normal form, not as expression trees.
   void CheckSize(const WindowBuffer& wb, const AllocInfo& alloc) {
-    std::string why;
+    std::string why = "the alloc is malformed";
     std::optional<ByteSize> expected = alloc.call ? AllocByteSize(*alloc.call, &why) : std::nullopt;
-    if (!alloc.call) why = "the alloc is malformed";
     if (!wb.size) {
       sink_.Report(
           CheckId::kWindowBufferSizeMismatch,
