@@ -69,7 +69,7 @@ Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
   const int64_t end = stop->value;
   if (end > first && first < 0) return Bad(fmt::format("starts at the negative device id {}", first));
   if (end > first && end - first > kMaxRangeDevices) {
-    return Bad(fmt::format("covers {} devices, more than the {} the pass accepts", end - first,
+    return Bad(fmt::format("covers {} devices: more devices than the {} the pass accepts", end - first,
                            kMaxRangeDevices));
   }
   return Descriptor{true, Devices::Range(first, end), {}};
