@@ -1,5 +1,5 @@
 // print/parse round trip: parse(print(P)) must be structurally equal to P with an
-// equal structural hash (DESIGN §3 "The contract").
+// equal structural hash, without rerunning any pass.
 
 #include <algorithm>
 
@@ -17,7 +17,6 @@ namespace cds::verify {
 
 using namespace cds::ir;
 
-// Kept for callers written while the printer/parser were still being built.
 bool RoundTripAvailable() { return true; }
 
 void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {

@@ -1,4 +1,4 @@
-// Mutation score of the verifier (issue 5, item 4): every output mutator is run on
+// Mutation score of the verifier: every output mutator is run on
 // every program of a test set made of real pipeline outputs (generated programs and
 // the `# EXPECT: ok` corpus files) plus the hand-built fixtures. The verifier must
 // stay silent on each clean output and report the mutator's own code on each mutant.

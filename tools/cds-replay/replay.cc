@@ -267,7 +267,7 @@ std::string DeriveForHost(const ir::Program& program, const ir::Function& fn,
                          from.name);
     }
   }
-  std::vector<std::pair<ir::DeviceSet, size_t>> domains;  // devices -> index into scopes
+  std::vector<std::pair<verify::Devices, size_t>> domains;  // devices -> index into scopes
   for (const auto& alloc : a.allocs) {
     if (alloc.views.empty()) return fmt::format("alloc '{}' has no view (dead)", alloc.name);
     if (!alloc.covered || alloc.coverage.Empty()) {

@@ -6,7 +6,8 @@ pass::PassManager BuildPassManager(const PipelineOptions& options,
                                    std::vector<pass::PassInstrumentationPtr> extra) {
   pass::PassManager pm = pass::PassManager::FromPipeline(options.pipeline);
   if (options.verify_each) {
-    for (auto& inst : VerifyEachInstrumentations()) pm.AddInstrumentation(std::move(inst));
+    std::string last = pm.passes().empty() ? std::string() : pm.passes().back().name;
+    for (auto& inst : VerifyEachInstrumentations(last)) pm.AddInstrumentation(std::move(inst));
   }
   for (auto& inst : extra) pm.AddInstrumentation(std::move(inst));
   return pm;

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pass/pass_manager.h"
@@ -38,8 +39,11 @@ class VerificationError : public std::runtime_error {
   std::vector<verify::Diagnostic> diagnostics_;
 };
 
-// The checks `verify_each` adds after every pass, in the order they run.
-std::vector<pass::PassInstrumentationPtr> VerifyEachInstrumentations();
+// The checks `verify_each` adds after every pass, in the order they run. The
+// invariant checks run after every pass; the print/parse round trip, which costs
+// more than the pass, runs once, after `last_pass` (none when empty).
+std::vector<pass::PassInstrumentationPtr> VerifyEachInstrumentations(
+    std::string_view last_pass = {});
 
 // The manager for `options`; `extra` instrumentations run after the verify_each
 // ones. Throws cds::ValueError for an unknown pass name.

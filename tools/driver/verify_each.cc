@@ -33,14 +33,26 @@ class FunctionSetCheck final : public pass::PassInstrumentation {
 };
 
 // The independent verifier after every pass (what makes sense after that pass:
-// see verify::VerifyAfterPass). It stops the pipeline with every violation.
+// see verify::VerifyAfterPass), plus the print/parse round trip after the last
+// one, as mlir-opt --verify-roundtrip does. It stops the pipeline with every
+// violation.
 class VerifierCheck final : public pass::PassInstrumentation {
  public:
+  explicit VerifierCheck(std::string_view last_pass) : last_pass_(last_pass) {}
+
   void AfterPass(std::string_view pass_name, const ir::ProgramPtr& before,
                  const ir::ProgramPtr& after) override {
     auto diagnostics = verify::VerifyAfterPass(pass_name, before, after);
-    if (!diagnostics.empty()) throw VerificationError(std::string(pass_name), std::move(diagnostics));
+    if (!last_pass_.empty() && pass_name == last_pass_) {
+      auto round_trip = verify::VerifyRoundTrip(after);
+      diagnostics.insert(diagnostics.end(), round_trip.begin(), round_trip.end());
+    }
+    if (verify::HasErrors(diagnostics))
+      throw VerificationError(std::string(pass_name), std::move(diagnostics));
   }
+
+ private:
+  std::string last_pass_;
 };
 
 }  // namespace
@@ -51,8 +63,8 @@ VerificationError::VerificationError(std::string pass_name, std::vector<verify::
       pass_name_(std::move(pass_name)),
       diagnostics_(std::move(diagnostics)) {}
 
-std::vector<pass::PassInstrumentationPtr> VerifyEachInstrumentations() {
-  return {std::make_shared<FunctionSetCheck>(), std::make_shared<VerifierCheck>()};
+std::vector<pass::PassInstrumentationPtr> VerifyEachInstrumentations(std::string_view last_pass) {
+  return {std::make_shared<FunctionSetCheck>(), std::make_shared<VerifierCheck>(last_pass)};
 }
 
 }  // namespace cds::driver
