@@ -129,7 +129,7 @@ void AddAlloc(const ir::AssignStmt& a, Host& host) {
                    : std::string_view(a.var->name_hint);
   alloc.span = call.span().IsKnown() ? call.span() : a.span();
   host.alloc_of.try_emplace(a.var.get(), host.allocs.size());
-  host.allocs.push_back(alloc);
+  host.allocs.push_back(std::move(alloc));
 }
 
 // The first binding of a Var wins.
@@ -517,7 +517,7 @@ class ViewRetyper final : public ir::IRMutator {
   // its own type agreed with the Var's apart from the back-reference; a real
   // disagreement is left for the verifier to report.
   NodePtr MutateAssignStmt(const NodeRef<const ir::AssignStmt>& a) override {
-    ExprPtr value = MutateExpr(a->value);
+    ExprPtr value = MentionsReplacedVar(*a->value) ? MutateExpr(a->value) : a->value;
     const VarPtr* fresh = FreshVarOf(*a->var);
     if (fresh == nullptr && value == a->value) return a;
     VarPtr var = fresh ? *fresh : a->var;
@@ -550,9 +550,9 @@ class ViewRetyper final : public ir::IRMutator {
     return tuple;
   }
 
-  // Most calls mention no view: they are not copied to find that out.
-  NodePtr MutateCall(const NodeRef<const Call>& c) override {
-    return MentionsReplacedVar(*c) ? IRMutator::MutateCall(c) : c;
+  // Most statements mention no view: they are not copied to find that out.
+  NodePtr MutateEvalStmt(const NodeRef<const ir::EvalStmt>& e) override {
+    return MentionsReplacedVar(*e->expr) ? IRMutator::MutateEvalStmt(e) : e;
   }
 
   // Types are kept: no view can be a shape dimension.

@@ -12,7 +12,6 @@
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/op_registry.h"
-#include "ir/visitor.h"
 #include "ir/walk.h"
 #include "pass/orchestrators.h"
 
@@ -40,47 +39,36 @@ bool IsAllReduce(const ir::Expr& e) {
   return e.kind() == NodeKind::kCall && static_cast<const Call&>(e).OpName() == ir::ops::kAllReduce;
 }
 
-// ---------------------------------------------------------------------------
-// Step 1: the names a synthesized name must avoid
+// The three statements that can hold an allreduce directly: `x = allreduce(...)`,
+// a bare `allreduce(...)`, and `return ..., allreduce(...), ...`.
+bool IsAllReduceForm(const ir::Stmt& s) {
+  return s.kind() == NodeKind::kAssignStmt || s.kind() == NodeKind::kEvalStmt ||
+         s.kind() == NodeKind::kReturnStmt;
+}
 
-// Every name with the reserved prefix that a Var of the program has (definitions
-// and uses, parameters, loop and iter vars, dynamic dims) or an alloc's name= holds.
-class ReservedNames final : public ir::IRVisitor {
- public:
-  explicit ReservedNames(NameSet& names) : names_(names) {}
+template <typename T>
+constexpr bool IsVarRef = false;
+template <typename T>
+constexpr bool IsVarRef<NodeRef<const T>> = std::is_base_of_v<ir::Var, T>;
 
-  void VisitDef(const VarPtr& v) override {
-    Note(v->name_hint);
-    IRVisitor::VisitDef(v);
-  }
-  void VisitVar(const NodeRef<const ir::Var>& v) override { Note(v->name_hint); }
-  void VisitIterArg(const NodeRef<const ir::IterArg>& v) override { Note(v->name_hint); }
-  void VisitCall(const NodeRef<const Call>& c) override {
-    if (c->OpName() == ir::ops::kAllocWindowBuffer) {
-      const ir::AttrValue* name = ir::FindKwarg(c->kwargs, "name");
-      if (name && std::holds_alternative<std::string>(*name)) Note(std::get<std::string>(*name));
-    }
-    VisitChildren(*c);
-  }
-
-  // No name is declared inside a type.
-#define CDS_SKIP_TYPE(N) \
-  void Visit##N(const NodeRef<const ir::N>&) override {}
-  CDS_TYPE_NODES(CDS_SKIP_TYPE)
-#undef CDS_SKIP_TYPE
-
- private:
-  void Note(const std::string& name) {
-    if (std::string_view(name).substr(0, kReservedPrefix.size()) == kReservedPrefix) {
-      names_.insert(name);
-    }
-  }
-
-  NameSet& names_;
-};
-
-// ---------------------------------------------------------------------------
-// Step 2: complete the allreduces of host orchestrators
+// f(const ir::Var&) for each Var `s` defines: the fields its table marks as
+// definitions (an assignment's LHS, loop and iter vars, an `as` target, ...).
+template <typename F>
+void ForEachDefinedVar(const ir::Stmt& s, F&& f) {
+  ir::DispatchNode(s, [&](const auto& node) {
+    ir::ForEachField(node, [&](std::string_view, const auto& value, ir::FieldRole role) {
+      using T = std::decay_t<decltype(value)>;
+      if (role != ir::FieldRole::kDef) return;
+      if constexpr (IsVarRef<T>) {
+        if (value) f(*value);
+      } else if constexpr (ir::detail::IsVector<T>::value) {
+        if constexpr (IsVarRef<typename T::value_type>) {
+          for (const auto& v : value) f(*v);
+        }
+      }
+    });
+  });
+}
 
 [[noreturn]] void ThrowNested(const Span& span) {
   throw ValueError(
@@ -89,131 +77,104 @@ class ReservedNames final : public ir::IRVisitor {
       span);
 }
 
-// An allreduce anywhere inside `e` (or `e` itself) is nested in a larger expression.
-void RejectNestedAllReduce(const ExprPtr& e) {
-  if (!e || ir::IsVarLikeKind(e->kind())) return;
-  if (IsAllReduce(*e)) ThrowNested(e->span());
-  ir::ForEachOperand(*e, [](const ExprPtr& operand) { RejectNestedAllReduce(operand); });
+int64_t CoreNum(const Call& call, int64_t default_core_num) {
+  const ir::AttrValue* v = ir::FindKwarg(call.kwargs, "core_num");
+  if (!v) return default_core_num;
+  if (!std::holds_alternative<int64_t>(*v) || std::get<int64_t>(*v) <= 0) {
+    std::string got = std::holds_alternative<int64_t>(*v) ? fmt::format("{}", std::get<int64_t>(*v))
+                                                          : std::string("a non-integer");
+    throw ValueError(
+        fmt::format("pld.tensor.allreduce: core_num= must be a positive integer, got {}", got),
+        call.span());
+  }
+  return std::get<int64_t>(*v);
 }
 
-// An allreduce is completed where it is written directly: `x = allreduce(...)`, a
-// bare `allreduce(...)`, or a value of `return`. A call without signal gets one,
-// defined right before its statement; a returned allreduce is bound to a Var first.
-// Expressions never change: they are only searched for a nested allreduce.
-class SignalSynthesizer final : public ir::IRMutator {
+// ---------------------------------------------------------------------------
+// Step 1: read the program. Every name with the reserved prefix that a Var has
+// (definitions and uses, parameters, loop and iter vars, dynamic dims) or an
+// alloc's name= holds; in host orchestrators, every allreduce checked, in source
+// order, and the statements that change (the sites) recorded.
+
+class ProgramReader {
  public:
-  SignalSynthesizer(const NameSet& reserved, int64_t default_core_num)
-      : reserved_(reserved), default_core_num_(default_core_num) {}
+  ProgramReader(NameSet& reserved, absl::flat_hash_set<const ir::Stmt*>& sites,
+                int64_t default_core_num)
+      : reserved_(reserved), sites_(sites), default_core_num_(default_core_num) {}
 
-  // In a statement list, a completed allreduce takes the place of its statement.
-  NodePtr MutateSeqStmts(const NodeRef<const ir::SeqStmts>& seq) override {
-    std::vector<StmtPtr> out;
-    out.reserve(seq->stmts.size());
-    bool changed = false;
-    for (const auto& s : seq->stmts) {
-      if (IsAllReduceForm(*s)) {
-        changed |= Complete(s, out);
-      } else {
-        out.push_back(MutateStmt(s));
-        changed |= out.back() != s;
-      }
+  void Read(const ir::Program& program) {
+    for (const auto& v : program.dynamic_dims) Note(v->name_hint);
+    for (const auto& f : program.functions) {
+      for (const auto& p : f->params) Note(p->name_hint);
+      host_ = IsHostOrchestrator(*f);
+      if (f->body) ReadStmt(*f->body, 0);
     }
-    if (!changed) return seq;
-    return ir::Seq(std::move(out), seq->span());
   }
-
-  // A lone body statement that is completed becomes a list of its own.
-  NodePtr MutateAssignStmt(const NodeRef<const ir::AssignStmt>& s) override { return Alone(s); }
-  NodePtr MutateEvalStmt(const NodeRef<const ir::EvalStmt>& s) override { return Alone(s); }
-  NodePtr MutateReturnStmt(const NodeRef<const ir::ReturnStmt>& s) override { return Alone(s); }
-
-  NodePtr MutateForStmt(const NodeRef<const ir::ForStmt>& loop) override {
-    ++loop_depth_;
-    NodePtr out = IRMutator::MutateForStmt(loop);
-    --loop_depth_;
-    return out;
-  }
-  NodePtr MutateWhileStmt(const NodeRef<const ir::WhileStmt>& loop) override {
-    ++loop_depth_;
-    NodePtr out = IRMutator::MutateWhileStmt(loop);
-    --loop_depth_;
-    return out;
-  }
-
-  VarPtr MutateDef(const VarPtr& v) override {
-    if (v->kind() == NodeKind::kIterArg) {
-      RejectNestedAllReduce(static_cast<const ir::IterArg&>(*v).init_value);
-    }
-    return v;
-  }
-
-#define CDS_CHECK_EXPR(N)                                                  \
-  NodePtr Mutate##N(const NodeRef<const ir::N>& e) override {              \
-    RejectNestedAllReduce(e);                                              \
-    return e;                                                              \
-  }
-  CDS_EXPR_NODES(CDS_CHECK_EXPR)
-#undef CDS_CHECK_EXPR
 
  private:
-  static bool IsAllReduceForm(const ir::Stmt& s) {
-    return s.kind() == NodeKind::kAssignStmt || s.kind() == NodeKind::kEvalStmt ||
-           s.kind() == NodeKind::kReturnStmt;
-  }
-
-  StmtPtr Alone(const StmtPtr& s) {
-    std::vector<StmtPtr> out;
-    if (!Complete(s, out)) return s;
-    return ir::Seq(std::move(out), s->span());
-  }
-
-  // Appends what replaces `s` (an assignment, bare statement or return) to `out`:
-  // the statements defining new signals, then `s` rewritten; or `s` itself, and
-  // then returns false.
-  bool Complete(const StmtPtr& s, std::vector<StmtPtr>& out) {
-    StmtPtr rewritten;
-    if (s->kind() == NodeKind::kAssignStmt) {
-      const auto& a = static_cast<const ir::AssignStmt&>(*s);
-      if (ExprPtr call = WithSignal(a.value, out)) rewritten = ir::Assign(a.var, call, a.span());
-    } else if (s->kind() == NodeKind::kEvalStmt) {
-      const auto& e = static_cast<const ir::EvalStmt&>(*s);
-      if (ExprPtr call = WithSignal(e.expr, out)) rewritten = ir::Eval(call, e.span());
+  void ReadStmt(const ir::Stmt& s, int loop_depth) {
+    ForEachDefinedVar(s, [&](const ir::Var& v) { Note(v.name_hint); });
+    if (host_ && IsAllReduceForm(s)) {
+      if (ReadAllReduceForm(s, loop_depth)) sites_.insert(&s);
     } else {
-      const auto& r = static_cast<const ir::ReturnStmt&>(*s);
-      std::vector<ExprPtr> values = r.values.ToVector();
-      bool lifted = false;
-      for (auto& v : values) {
-        if (!v || !IsAllReduce(*v)) {
-          RejectNestedAllReduce(v);
-          continue;
-        }
-        // Host lowering needs every allreduce bound to a Var: a returned one is
-        // lifted even when it has its signal.
-        ExprPtr call = WithSignal(v, out);
-        if (!call) call = v;
-        VarPtr result = ir::MakeVar(NextResultName(), call->type, call->span());
-        out.push_back(ir::Assign(result, call, call->span()));
-        v = result;
-        lifted = true;
-      }
-      if (lifted) rewritten = ir::Return(std::move(values), r.span());
+      ir::ForEachStmtOperand(s, [&](const ExprPtr& e) { ReadExpr(*e, host_); });
     }
-    out.push_back(rewritten ? rewritten : s);
-    return rewritten != nullptr;
+    const bool loop = s.kind() == NodeKind::kForStmt || s.kind() == NodeKind::kWhileStmt;
+    ir::ForEachSubStmt(s, [&](const StmtPtr& sub) { ReadStmt(*sub, loop_depth + loop); });
   }
 
-  // For a direct allreduce without signal: the call with its signal, the signal's
-  // definitions appended to `out`. Null for anything else (searched for a nested
-  // allreduce) and for an allreduce that has its signal.
-  ExprPtr WithSignal(const ExprPtr& value, std::vector<StmtPtr>& out) {
-    if (!value || !IsAllReduce(*value)) {
-      RejectNestedAllReduce(value);
-      return nullptr;
+  // Names below `e`; with `reject_allreduce`, an allreduce at or below `e` is
+  // nested in a larger expression.
+  void ReadExpr(const ir::Expr& e, bool reject_allreduce) {
+    if (ir::IsVarLikeKind(e.kind())) {
+      Note(static_cast<const ir::Var&>(e).name_hint);
+      return;
     }
-    const auto& call = static_cast<const Call&>(*value);
-    for (const auto& a : call.args) RejectNestedAllReduce(a);
-    for (const auto& [key, v] : call.kwargs) {
-      if (const auto* e = std::get_if<ExprPtr>(&v)) RejectNestedAllReduce(*e);
+    if (e.kind() == NodeKind::kCall) {
+      const auto& c = static_cast<const Call&>(e);
+      if (reject_allreduce && c.OpName() == ir::ops::kAllReduce) ThrowNested(c.span());
+      if (c.OpName() == ir::ops::kAllocWindowBuffer) {
+        const ir::AttrValue* name = ir::FindKwarg(c.kwargs, "name");
+        if (name && std::holds_alternative<std::string>(*name)) Note(std::get<std::string>(*name));
+      }
+    }
+    ir::ForEachOperand(e, [&](const ExprPtr& operand) { ReadExpr(*operand, reject_allreduce); });
+  }
+
+  // True when the statement changes: an allreduce without signal, or a returned one.
+  bool ReadAllReduceForm(const ir::Stmt& s, int loop_depth) {
+    if (s.kind() != NodeKind::kReturnStmt) {
+      const ExprPtr& value = s.kind() == NodeKind::kAssignStmt
+                                 ? static_cast<const ir::AssignStmt&>(s).value
+                                 : static_cast<const ir::EvalStmt&>(s).expr;
+      if (value && IsAllReduce(*value)) return !ReadAllReduce(static_cast<const Call&>(*value), loop_depth);
+      if (value) ReadExpr(*value, true);
+      return false;
+    }
+    bool lifted = false;
+    for (const auto& v : static_cast<const ir::ReturnStmt&>(s).values) {
+      if (v && IsAllReduce(*v)) {
+        ReadAllReduce(static_cast<const Call&>(*v), loop_depth);
+        lifted = true;
+      } else if (v) {
+        ReadExpr(*v, true);
+      }
+    }
+    return lifted;
+  }
+
+  // The checks of a direct allreduce, in their order: nothing nested in its
+  // arguments and kwargs, one or two arguments, no signal-less call inside a
+  // for/while loop, a valid core_num. True when it has its signal.
+  bool ReadAllReduce(const Call& call, int loop_depth) {
+    for (const auto& a : call.args) {
+      if (a) ReadExpr(*a, true);
+    }
+    for (const auto& [key, value] : call.kwargs) {
+      if (const auto* e = std::get_if<ExprPtr>(&value); e && *e) ReadExpr(**e, true);
+    }
+    for (const auto& [key, e] : call.attrs) {
+      if (e) ReadExpr(*e, false);
     }
     const size_t arity = call.args.size();
     if (arity < 1 || arity > 2) {
@@ -223,19 +184,105 @@ class SignalSynthesizer final : public ir::IRMutator {
               arity),
           call.span());
     }
-    if (arity == 2) return nullptr;
-    if (loop_depth_ > 0) {
+    if (arity == 2) return true;
+    if (loop_depth > 0) {
       throw ValueError(
           "a signal-less pld.tensor.allreduce is not supported inside a for/while loop; pass an "
           "explicit signal",
           call.span());
     }
-    return AddSignal(call, CoreNum(call), out);
+    CoreNum(call, default_core_num_);
+    return false;
   }
 
-  // world_size, a buffer of world_size * core_num INT32 flags and its
-  // [world_size, core_num] INT32 window, then the call with the window as signal.
-  ExprPtr AddSignal(const Call& call, int64_t core_num, std::vector<StmtPtr>& out) {
+  void Note(const std::string& name) {
+    if (std::string_view(name).substr(0, kReservedPrefix.size()) == kReservedPrefix) {
+      reserved_.insert(name);
+    }
+  }
+
+  NameSet& reserved_;
+  absl::flat_hash_set<const ir::Stmt*>& sites_;
+  const int64_t default_core_num_;
+  bool host_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// Step 2: rewrite the sites, numbering them in source order. A call without
+// signal gets one, defined right before its statement; a returned allreduce is
+// bound to a Var first. Nothing else changes.
+
+class SiteRewriter final : public ir::IRMutator {
+ public:
+  SiteRewriter(const NameSet& reserved, const absl::flat_hash_set<const ir::Stmt*>& sites,
+               int64_t default_core_num)
+      : reserved_(reserved), sites_(sites), default_core_num_(default_core_num) {}
+
+  // In a statement list, the statements replacing a site take its place.
+  NodePtr MutateSeqStmts(const NodeRef<const ir::SeqStmts>& seq) override {
+    std::vector<StmtPtr> out;
+    out.reserve(seq->stmts.size());
+    bool changed = false;
+    for (const auto& s : seq->stmts) {
+      if (sites_.contains(s.get())) {
+        Rewrite(*s, out);
+        changed = true;
+      } else {
+        out.push_back(MutateStmt(s));
+        changed |= out.back() != s;
+      }
+    }
+    if (!changed) return seq;
+    return ir::Seq(std::move(out), seq->span());
+  }
+
+  // A site that is a whole body on its own becomes a list.
+  NodePtr MutateAssignStmt(const NodeRef<const ir::AssignStmt>& s) override { return Alone(s); }
+  NodePtr MutateEvalStmt(const NodeRef<const ir::EvalStmt>& s) override { return Alone(s); }
+  NodePtr MutateReturnStmt(const NodeRef<const ir::ReturnStmt>& s) override { return Alone(s); }
+
+#define CDS_KEEP_EXPR(N) \
+  NodePtr Mutate##N(const NodeRef<const ir::N>& e) override { return e; }
+  CDS_EXPR_NODES(CDS_KEEP_EXPR)
+#undef CDS_KEEP_EXPR
+
+ private:
+  StmtPtr Alone(const StmtPtr& s) {
+    if (!sites_.contains(s.get())) return s;
+    std::vector<StmtPtr> out;
+    Rewrite(*s, out);
+    return ir::Seq(std::move(out), s->span());
+  }
+
+  void Rewrite(const ir::Stmt& s, std::vector<StmtPtr>& out) {
+    if (s.kind() == NodeKind::kAssignStmt) {
+      const auto& a = static_cast<const ir::AssignStmt&>(s);
+      out.push_back(ir::Assign(a.var, WithSignal(static_cast<const Call&>(*a.value), out), a.span()));
+    } else if (s.kind() == NodeKind::kEvalStmt) {
+      const auto& e = static_cast<const ir::EvalStmt&>(s);
+      out.push_back(ir::Eval(WithSignal(static_cast<const Call&>(*e.expr), out), e.span()));
+    } else {
+      const auto& r = static_cast<const ir::ReturnStmt&>(s);
+      std::vector<ExprPtr> values = r.values.ToVector();
+      for (auto& v : values) {
+        if (!v || !IsAllReduce(*v)) continue;
+        // Host lowering needs every allreduce bound to a Var: a returned one is
+        // lifted even when it has its signal.
+        ExprPtr call = WithSignal(static_cast<const Call&>(*v), out);
+        VarPtr result = ir::MakeVar(NextResultName(), call->type, call->span());
+        out.push_back(ir::Assign(result, call, call->span()));
+        v = result;
+      }
+      out.push_back(ir::Return(std::move(values), r.span()));
+    }
+  }
+
+  // The call itself when it has its signal; else world_size, a buffer of
+  // world_size * core_num INT32 flags and its [world_size, core_num] INT32 window
+  // are appended to `out`, and the call gets the window as its signal.
+  ExprPtr WithSignal(const Call& call, std::vector<StmtPtr>& out) {
+    if (call.args.size() == 2) return ExprPtr(&call);
+    const int64_t core_num = CoreNum(call, default_core_num_);
     const Span& sp = call.span();
     const int64_t k = NextSignalIndex();
 
@@ -268,20 +315,6 @@ class SignalSynthesizer final : public ir::IRMutator {
     return with_attrs;
   }
 
-  int64_t CoreNum(const Call& call) const {
-    const ir::AttrValue* v = ir::FindKwarg(call.kwargs, "core_num");
-    if (!v) return default_core_num_;
-    if (!std::holds_alternative<int64_t>(*v) || std::get<int64_t>(*v) <= 0) {
-      std::string got = std::holds_alternative<int64_t>(*v)
-                            ? fmt::format("{}", std::get<int64_t>(*v))
-                            : std::string("a non-integer");
-      throw ValueError(
-          fmt::format("pld.tensor.allreduce: core_num= must be a positive integer, got {}", got),
-          call.span());
-    }
-    return std::get<int64_t>(*v);
-  }
-
   // One counter for the whole program. A signal takes the first value from the
   // counter on whose three names are all free, a result name the first whose name
   // is free; the counter then moves past it. The names this pass takes are below
@@ -307,8 +340,8 @@ class SignalSynthesizer final : public ir::IRMutator {
   bool Reserved(const std::string& name) const { return reserved_.contains(name); }
 
   const NameSet& reserved_;
+  const absl::flat_hash_set<const ir::Stmt*>& sites_;
   const int64_t default_core_num_;
-  int loop_depth_ = 0;
   int64_t counter_ = 0;
 };
 
@@ -322,15 +355,19 @@ ir::ProgramPtr SynthesizeAllReduceSignals(const ir::ProgramPtr& program,
         program ? program->span() : Span{});
   }
   if (!program) return program;
+  // 1. Read the program: the names to avoid, and the sites, checked.
   NameSet reserved;
-  ReservedNames(reserved).VisitNode(program);
-  // Functions in name order (the program's order): the numbering depends on it.
-  SignalSynthesizer synthesizer(reserved, options.default_core_num);
+  absl::flat_hash_set<const ir::Stmt*> sites;
+  ProgramReader(reserved, sites, options.default_core_num).Read(*program);
+  if (sites.empty()) return program;
+  // 2. Rewrite the sites of the host orchestrators, in name order (the program's
+  //    order), which fixes the numbering.
+  SiteRewriter rewriter(reserved, sites, options.default_core_num);
   std::vector<ir::FunctionPtr> functions;
   functions.reserve(program->functions.size());
   bool changed = false;
   for (const auto& f : program->functions) {
-    StmtPtr body = IsHostOrchestrator(*f) ? synthesizer.MutateStmt(f->body) : f->body;
+    StmtPtr body = IsHostOrchestrator(*f) ? rewriter.MutateStmt(f->body) : f->body;
     if (body == f->body) {
       functions.push_back(f);
       continue;
