@@ -48,11 +48,11 @@ struct Alloc {
   std::string_view name;                 // the name= kwarg, else the name of `x`
   Span span;                             // the alloc call's, else the statement's
   bool has_view = false;
-  bool dispatched = false;      // some dispatch passed one of its views
-  bool inherits = false;        // some collective hands coverage on to it
-  Devices dispatch_coverage;    // from dispatches only
-  Devices inherited;            // from collectives pairing it with a data/target buffer
-  Devices coverage;             // both, merged
+  bool dispatched = false;    // some dispatch passed one of its views
+  bool inherits = false;      // some collective hands coverage on to it
+  Devices dispatch_coverage;  // from dispatches only
+  Devices inherited;          // from collectives pairing it with a data/target buffer
+  Devices coverage;           // both, merged
   WindowBufferPtr window_buffer;
 
   const VarPtr& var() const { return stmt->var; }
@@ -77,11 +77,11 @@ struct Handover {
 };
 
 struct Host {
-  std::vector<Alloc> allocs;                          // source order
-  absl::flat_hash_map<const Var*, size_t> alloc_of;   // alloc LHS Var -> alloc
-  absl::flat_hash_map<const Var*, View> view_of;      // every Var resolving to a view
-  absl::flat_hash_map<const Var*, ExprPtr> scalars;   // `n = pld.world_size()`, `n = 4`
-  std::vector<Handover> handovers;                    // source order of the collectives
+  std::vector<Alloc> allocs;                         // source order
+  absl::flat_hash_map<const Var*, size_t> alloc_of;  // alloc LHS Var -> alloc
+  absl::flat_hash_map<const Var*, View> view_of;     // every Var resolving to a view
+  absl::flat_hash_map<const Var*, ExprPtr> scalars;  // `n = pld.world_size()`, `n = 4`
+  std::vector<Handover> handovers;                   // source order of the collectives
 };
 
 bool IsPlainVar(const ExprPtr& e) { return e && e->kind() == NodeKind::kVar; }
@@ -133,7 +133,9 @@ void AddAlloc(const ir::AssignStmt& a, Host& host) {
 }
 
 // The first binding of a Var wins.
-void AddView(const Var* var, size_t alloc, Host& host) { host.view_of.try_emplace(var, View{alloc, nullptr}); }
+void AddView(const Var* var, size_t alloc, Host& host) {
+  host.view_of.try_emplace(var, View{alloc, nullptr});
+}
 
 void CollectDefinition(const ir::AssignStmt& a, Host& host) {
   const Var* lhs = a.var.get();
@@ -168,7 +170,8 @@ void CollectDefinition(const ir::AssignStmt& a, Host& host) {
 // Every definition of the body, in pre-order: the later steps find each one
 // whatever the order of definitions and uses.
 void CollectAllocsAndViews(const Stmt& s, Host& host) {
-  if (s.kind() == NodeKind::kAssignStmt) CollectDefinition(static_cast<const ir::AssignStmt&>(s), host);
+  if (s.kind() == NodeKind::kAssignStmt)
+    CollectDefinition(static_cast<const ir::AssignStmt&>(s), host);
   ir::ForEachSubStmt(s, [&](const StmtPtr& sub) { CollectAllocsAndViews(*sub, host); });
 }
 
@@ -201,7 +204,8 @@ class DispatchScanner {
 
   void Walk(const Stmt& s) {
     ir::ForEachStmtOperand(s, [&](const ExprPtr& e) { Scan(*e); });
-    const auto* loop = s.kind() == NodeKind::kForStmt ? static_cast<const ir::ForStmt*>(&s) : nullptr;
+    const auto* loop =
+        s.kind() == NodeKind::kForStmt ? static_cast<const ir::ForStmt*>(&s) : nullptr;
     if (loop) RejectCarriedViews(*loop);
     const bool enters_loop = loop || s.kind() == NodeKind::kWhileStmt;
     if (enters_loop) loops_.push_back(Loop{loop, false, std::nullopt, {}});
@@ -658,23 +662,18 @@ bool AlreadyWrapped(const Stmt& body) {
 // ---------------------------------------------------------------------------
 // The pass on one host orchestrator
 
-ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f, const ChipOrchestrators& chip_orchestrators) {
+ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f,
+                                const ChipOrchestrators& chip_orchestrators) {
   if (!f->body || AlreadyWrapped(*f->body)) return f;
   Host host;
   // 1-2. Collect every alloc and its window views (also through aliases and
-  //      in-place collectives).
+  //      in-place collectives). An alloc without any view is dead.
   CollectAllocsAndViews(*f->body, host);
-  DispatchScanner scanner(host, chip_orchestrators);
-  if (host.allocs.empty()) {
-    // Nothing to materialise, but dispatches and collectives are checked as
-    // they would be beside an alloc.
-    scanner.Walk(*f->body);
-    return f;
-  }
-  //      An alloc without any view is dead.
   RejectDeadAllocs(host);
   // 3.   Each dispatch adds its device set to the allocs of the views it passes.
-  scanner.Walk(*f->body);
+  DispatchScanner(host, chip_orchestrators).Walk(*f->body);
+  //      Without allocs there is nothing to materialise (the scan's checks hold).
+  if (host.allocs.empty()) return f;
   // 4.   Signals inherit the dispatch coverage of their collective's data/target;
   //      ALL absorbs, otherwise sets unite. No alloc may end up uncovered.
   InheritThroughCollectives(host);

@@ -147,7 +147,8 @@ class ProgramReader {
       const ExprPtr& value = s.kind() == NodeKind::kAssignStmt
                                  ? static_cast<const ir::AssignStmt&>(s).value
                                  : static_cast<const ir::EvalStmt&>(s).expr;
-      if (value && IsAllReduce(*value)) return !ReadAllReduce(static_cast<const Call&>(*value), loop_depth);
+      if (value && IsAllReduce(*value))
+        return !ReadAllReduce(static_cast<const Call&>(*value), loop_depth);
       if (value) ReadExpr(*value, true);
       return false;
     }
@@ -257,7 +258,8 @@ class SiteRewriter final : public ir::IRMutator {
   void Rewrite(const ir::Stmt& s, std::vector<StmtPtr>& out) {
     if (s.kind() == NodeKind::kAssignStmt) {
       const auto& a = static_cast<const ir::AssignStmt&>(s);
-      out.push_back(ir::Assign(a.var, WithSignal(static_cast<const Call&>(*a.value), out), a.span()));
+      out.push_back(
+          ir::Assign(a.var, WithSignal(static_cast<const Call&>(*a.value), out), a.span()));
     } else if (s.kind() == NodeKind::kEvalStmt) {
       const auto& e = static_cast<const ir::EvalStmt&>(s);
       out.push_back(ir::Eval(WithSignal(static_cast<const Call&>(*e.expr), out), e.span()));

@@ -74,9 +74,9 @@ TEST(PassRules, ShapeFormIsTheProductOfTheShapeTimesTheDtypeWidth) {
   EXPECT_TRUE(StructuralEqual(
       WindowBufferSizeBytes(*ShapeAlloc({Int(2), n, Int(3)}, {{"dtype", DataType::kFP16}})),
       Mul(Mul(Mul(Int(2), n), Int(3)), Int(2))));
-  EXPECT_TRUE(StructuralEqual(
-      WindowBufferSizeBytes(*ShapeAlloc({Int(8)}, {{"dtype", DataType::kIndex}})),
-      Mul(Int(8), Int(8))));
+  EXPECT_TRUE(
+      StructuralEqual(WindowBufferSizeBytes(*ShapeAlloc({Int(8)}, {{"dtype", DataType::kIndex}})),
+                      Mul(Int(8), Int(8))));
   // No dimension: one element.
   EXPECT_TRUE(StructuralEqual(WindowBufferSizeBytes(*ShapeAlloc({}, {{"dtype", DataType::kBool}})),
                               Int(1)));
