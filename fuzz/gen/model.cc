@@ -1152,7 +1152,7 @@ class Generator {
       if (windows[a] == 0) EmitView(a);
     }
     // Data/target allocs of collectives and barrier signals need coverage of their own.
-    std::vector<ir::DeviceSet> cov = DispatchCoverage(m_);
+    std::vector<Coverage> cov = DispatchCoverage(m_);
     std::set<int> needs;
     for (const CollectiveModel& c : m_.collectives) {
       if (c.function != host_) continue;
@@ -1164,10 +1164,10 @@ class Generator {
       if (a >= 0 && cov[a].Empty()) PatchDispatch(a);
     }
     cov = DispatchCoverage(m_);
-    std::vector<ir::DeviceSet> merged = cov;
+    std::vector<Coverage> merged = cov;
     for (const CollectiveModel& c : m_.collectives) {
       if (c.function != host_) continue;
-      for (const auto& [from, to] : InheritancePairs(m_, c)) merged[to] = merged[to].Merge(cov[from]);
+      for (const auto& [from, to] : InheritancePairs(m_, c)) merged[to].Absorb(cov[from]);
     }
     for (int a : std::vector<int>(host_allocs_)) {
       if (merged[a].Empty()) PatchDispatch(a);
@@ -1327,7 +1327,7 @@ class Planter {
     const std::vector<int> hosts = m_.HostFunctions();
     // The first generated host always has an alloc with dispatch coverage.
     int host = -1;
-    std::vector<ir::DeviceSet> cov = DispatchCoverage(m_);
+    std::vector<Coverage> cov = DispatchCoverage(m_);
     std::vector<int> candidates;
     for (int h : hosts) {
       for (size_t a = 0; a < m_.allocs.size(); ++a) {
