@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -218,8 +219,8 @@ class SizeEvaluator {
 };
 
 // Every Var name and alloc name of the program: synthesized names avoid them.
-std::set<std::string> UsedNames(const ProgramModel& m) {
-  std::set<std::string> names;
+absl::flat_hash_set<std::string> UsedNames(const ProgramModel& m) {
+  absl::flat_hash_set<std::string> names;
   for (const ValueModel& v : m.values) names.insert(v.name);
   for (const AllocModel& a : m.allocs) names.insert(a.name);
   return names;
@@ -235,9 +236,9 @@ Expectation ComputeExpectation(const ProgramModel& m) {
   // SynthesizeAllReduceSignals: one counter for the program, hosts in name order,
   // statements in source order. A lifted return takes its signal first, then its
   // result name (the signal completes the call that is then lifted).
-  std::set<std::string> used = UsedNames(m);
+  absl::flat_hash_set<std::string> used = UsedNames(m);
   int64_t counter = 0;
-  std::map<int, size_t> signal_of_coll;  // collective -> index in e.signals
+  absl::flat_hash_map<int, size_t> signal_of_coll;  // collective -> index in e.signals
   for (int h : hosts) {
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.ref < 0 || (s.kind != StmtKind::kCollective && s.kind != StmtKind::kReturn)) return;
@@ -252,7 +253,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
         };
         // One array per candidate: begin() and end() must come from the same object.
         for (auto cand = names(k);
-             std::any_of(cand.begin(), cand.end(), [&](const std::string& n) { return used.count(n); });
+             std::any_of(cand.begin(), cand.end(), [&](const std::string& n) { return used.contains(n); });
              cand = names(++k)) {
         }
         const auto n = names(k);
@@ -272,7 +273,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
       if (c.in_return) {
         int64_t k = counter;
-        while (used.count(fmt::format("__allreduce_result_{}", k))) ++k;
+        while (used.contains(fmt::format("__allreduce_result_{}", k))) ++k;
         LiftedResult r{m.functions[h].name, fmt::format("__allreduce_result_{}", k), s.id};
         used.insert(r.name);
         counter = k + 1;
@@ -291,7 +292,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
     // Model alloc index -> position in fe.allocs; synthesized ones are keyed by
     // their collective.
     std::map<int, size_t> pos_of_alloc;
-    std::map<int, size_t> pos_of_signal;
+    absl::flat_hash_map<int, size_t> pos_of_signal;
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kAlloc) {
         const AllocModel& a = m.allocs[s.ref];
@@ -390,7 +391,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
     });
     // Dead and unconsumed allocs.
-    std::map<int, int> windows;
+    absl::flat_hash_map<int, int> windows;
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kView) windows[s.ref]++;
     });

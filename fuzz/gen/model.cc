@@ -1,9 +1,9 @@
 #include "fuzz/gen/model.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
 #include "fuzz/gen/expect.h"
@@ -125,7 +125,7 @@ FeatureSet ProgramModel::UsedFeatures() const {
     if (f.role == FuncRole::kGraph) set(Feature::kGraphFunc);
     if (f.role == FuncRole::kInCore) set(Feature::kInCoreFunc);
   }
-  std::map<int, int> windows_per_alloc;
+  absl::flat_hash_map<int, int> windows_per_alloc;
   for (const AllocModel& a : allocs) {
     switch (a.size_form) {
       case SizeForm::kLiteral: set(Feature::kSizeLiteral); break;
@@ -174,7 +174,7 @@ FeatureSet ProgramModel::UsedFeatures() const {
     if (c.result >= 0) set(Feature::kCollectiveResult);
   }
   for (size_t fi = 0; fi < functions.size(); ++fi) {
-    std::map<std::string, int> view_bindings;
+    absl::flat_hash_map<std::string, int> view_bindings;
     ForEachStmt(functions[fi].body, [&](const StmtModel& s) {
       switch (s.kind) {
         case StmtKind::kView: windows_per_alloc[s.ref]++; break;
@@ -1144,7 +1144,7 @@ class Generator {
   // Gives every alloc of the current host a view and the coverage a valid
   // program needs, by appending top-level views and constant-device dispatches.
   void Finalize() {
-    std::map<int, int> windows;
+    absl::flat_hash_map<int, int> windows;
     ForEachStmt(m_.functions[host_].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kView) windows[s.ref]++;
     });
@@ -1299,13 +1299,13 @@ class Generator {
   Choices& c_;
   const GenOptions& opt_;
   ProgramModel& m_;
-  std::map<std::string, int> counters_;
+  absl::flat_hash_map<std::string, int> counters_;
   std::vector<TensorSig> palette_;
   int host_ = -1;
   std::vector<std::vector<int>> scopes_;
-  std::map<std::string, int> latest_;
+  absl::flat_hash_map<std::string, int> latest_;
   std::vector<char> live_;
-  std::map<int, int> windows_;  // alloc -> pld.window statements so far
+  absl::flat_hash_map<int, int> windows_;  // alloc -> pld.window statements so far
   std::vector<int> host_allocs_;
   std::vector<int> loop_stack_;
   bool in_while_ = false;
