@@ -252,8 +252,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
                                             fmt::format("__allreduce_signal_{}", k)};
         };
         // One array per candidate: begin() and end() must come from the same object.
-        for (auto cand = names(k);
-             std::any_of(cand.begin(), cand.end(), [&](const std::string& n) { return used.contains(n); });
+        for (auto cand = names(k); std::any_of(
+                 cand.begin(), cand.end(), [&](const std::string& n) { return used.contains(n); });
              cand = names(++k)) {
         }
         const auto n = names(k);
