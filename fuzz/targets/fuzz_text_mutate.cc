@@ -270,6 +270,21 @@ bool MoveIntoLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   return true;
 }
 
+// Takes a random statement out of the body of the loop in `slot` (a ForStmt or a
+// WhileStmt, rebuilt without it); null when that body is empty.
+template <typename Loop>
+StmtPtr TakeFromBody(StmtPtr& slot, Rng& rng) {
+  auto loop = ir::MakeNode<Loop>(static_cast<const Loop&>(*slot));
+  std::vector<StmtPtr> body = ir::Flatten(loop->body);
+  if (body.empty()) return nullptr;
+  size_t j = Below(rng, body.size());
+  StmtPtr moved = body[j];
+  body.erase(body.begin() + static_cast<long>(j));
+  loop->body = ir::Seq(std::move(body), loop->body->span());
+  slot = loop;
+  return moved;
+}
+
 bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   std::vector<size_t> loops;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -278,26 +293,9 @@ bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   }
   if (loops.empty()) return false;
   size_t l = loops[Below(rng, loops.size())];
-  StmtPtr moved;
-  if (s[l]->kind() == NodeKind::kForStmt) {
-    auto loop = ir::MakeNode<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
-    std::vector<StmtPtr> body = ir::Flatten(loop->body);
-    if (body.empty()) return false;
-    size_t j = Below(rng, body.size());
-    moved = body[j];
-    body.erase(body.begin() + static_cast<long>(j));
-    loop->body = ir::Seq(std::move(body), loop->body->span());
-    s[l] = loop;
-  } else {
-    auto loop = ir::MakeNode<ir::WhileStmt>(static_cast<const ir::WhileStmt&>(*s[l]));
-    std::vector<StmtPtr> body = ir::Flatten(loop->body);
-    if (body.empty()) return false;
-    size_t j = Below(rng, body.size());
-    moved = body[j];
-    body.erase(body.begin() + static_cast<long>(j));
-    loop->body = ir::Seq(std::move(body), loop->body->span());
-    s[l] = loop;
-  }
+  StmtPtr moved = s[l]->kind() == NodeKind::kForStmt ? TakeFromBody<ir::ForStmt>(s[l], rng)
+                                                     : TakeFromBody<ir::WhileStmt>(s[l], rng);
+  if (!moved) return false;
   s.insert(s.begin() + static_cast<long>(Below(rng, 2) ? l + 1 : l), moved);
   return true;
 }
