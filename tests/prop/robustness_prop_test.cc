@@ -262,7 +262,7 @@ TEST(SynthesisProperty, DefaultCoreNumSizesSignals) {
     std::map<std::string, int64_t> got;
     for (const auto& fn : out->functions) {
       if (!fn->IsHostOrchestrator()) continue;
-      fuzz::check::ForEachStmt(fn->body, [&](const ir::StmtPtr& s) {
+      ForEachStmtUnder(fn->body, [&](const ir::StmtPtr& s) {
         if (s->kind() != ir::NodeKind::kAssignStmt) return;
         const auto& a = static_cast<const ir::AssignStmt&>(*s);
         if (a.var->name_hint.rfind("__allreduce_signal_", 0) != 0 ||
@@ -323,7 +323,7 @@ size_t CountTaggedAllReduces(const ir::ProgramPtr& program) {
   size_t n = 0;
   for (const auto& fn : program->functions) {
     if (!fn->IsHostOrchestrator()) continue;
-    fuzz::check::ForEachStmt(fn->body, [&](const ir::StmtPtr& s) {
+    ForEachStmtUnder(fn->body, [&](const ir::StmtPtr& s) {
       ir::ExprPtr v;
       if (s->kind() == ir::NodeKind::kEvalStmt) v = static_cast<const ir::EvalStmt&>(*s).expr;
       if (s->kind() == ir::NodeKind::kAssignStmt) v = static_cast<const ir::AssignStmt&>(*s).value;
