@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "fuzz/gen/generate.h"
 #include "ir/builder.h"
 #include "ir/dispatch.h"
@@ -29,7 +30,6 @@
 #include "ir/stmt.h"
 #include "ir/structural_equal.h"
 #include "pass/materialize_comm_domain_scopes.h"
-#include "tools/driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::fuzz::check {

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/diagnostics.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "pass/pass_manager.h"
-#include "tools/driver/driver.h"
 #include "verifier/verifier.h"
 #if CDS_OPT_HAS_DOT
 #include "tools/dot/emit_dot.h"

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/parser.h"
@@ -15,7 +16,6 @@
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
 #include "ir/visitor.h"
-#include "tools/driver/driver.h"
 #include "verifier/checks.h"
 #include "verifier/host_analysis.h"
 #include "verifier/verifier.h"

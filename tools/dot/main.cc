@@ -11,11 +11,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/diagnostics.h"
 #include "ir/error.h"
 #include "ir/parser.h"
 #include "tools/dot/emit_dot.h"
-#include "tools/driver/driver.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Draw allocs, views, dispatches and comm-domain scopes as Graphviz DOT"};
