@@ -379,10 +379,13 @@ Header ParseHeader(std::string_view text) {
           h.error_substring = std::string(sub);
         }
       } else {
-        h.problems.push_back(fmt::format("line {}: unknown EXPECT value '{}'", i + 1, v));
+        h.problems.push_back(fmt::format(
+            "line {}: unknown EXPECT value (expected 'ok', 'error <line> <substring>' or 'TODO')",
+            i + 1));
       }
     } else if (StartsWith(body, "EXPECT")) {
-      h.problems.push_back(fmt::format("line {}: unknown header key in '{}'", i + 1, line));
+      h.problems.push_back(fmt::format(
+          "line {}: unknown header key (expected EXPECT:, EXPECT-SCOPE: or SOURCE:)", i + 1));
     }
   }
   // An expectation below the code would be silently ignored by a reader that
