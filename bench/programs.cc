@@ -137,6 +137,49 @@ BigProgram BuildHostProgram(int64_t statements) {
   return out;
 }
 
+ir::ProgramPtr BuildDispatchLoopsProgram(int64_t allocs, int64_t loops) {
+  constexpr int kChips = 4;
+  VarPtr param = MakeVar("data", DistTensorTy(Shape({256}), DataType::kFP32));
+  std::vector<FunctionPtr> functions;
+  for (int c = 0; c < kChips; ++c) {
+    functions.push_back(ir::MakeNode<Function>(
+        fmt::format("chip_orch_{}", c), std::vector<VarPtr>{param},
+        std::vector<ParamDirection>{ParamDirection::kIn}, std::vector<TypePtr>{param->type},
+        Seq({Return({param})}), FunctionType::kOrchestration));
+  }
+  loops = std::max<int64_t>(1, loops);
+  std::vector<StmtPtr> body;
+  body.reserve(static_cast<size_t>(allocs * 2 + loops));
+  int64_t next = 0;
+  for (int64_t k = 0; k < loops; ++k) {
+    const int64_t end = allocs * (k + 1) / loops;
+    std::vector<VarPtr> views;
+    for (; next < end; ++next) {
+      const std::string name = fmt::format("buf_{}", next);
+      CallPtr alloc =
+          MakeOpCall(ops::kAllocWindowBuffer, {Mul(Int(256), Int(4))}, {{"name", name}});
+      VarPtr buf = MakeVar(name, alloc->type);
+      body.push_back(Assign(buf, alloc));
+      CallPtr window =
+          MakeOpCall(ops::kWindow, {buf, Tuple(Shape({256}))}, {{"dtype", DataType::kFP32}});
+      VarPtr view = MakeVar(fmt::format("v_{}", next), window->type);
+      body.push_back(Assign(view, window));
+      views.push_back(view);
+    }
+    VarPtr r = MakeVar(fmt::format("r_{}", k), ScalarTy(DataType::kIndex));
+    std::vector<StmtPtr> dispatches;
+    for (size_t i = 0; i < views.size(); ++i) {
+      dispatches.push_back(Eval(
+          MakeFunctionCall(fmt::format("chip_orch_{}", i % kChips), {views[i]}, r, param->type)));
+    }
+    body.push_back(For(r, Int(0), Int(k % kChips + 1), Int(1), Seq(std::move(dispatches))));
+  }
+  functions.push_back(ir::MakeNode<Function>(
+      "host_orch", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
+      Seq(std::move(body)), FunctionType::kOpaque, Level::kHost, Role::kOrchestrator));
+  return ir::MakeNode<Program>("DispatchLoops", std::vector<VarPtr>{}, std::move(functions));
+}
+
 const BigProgram& HostProgram(int64_t statements) {
   static std::mutex mu;
   static std::map<int64_t, BigProgram> cache;
