@@ -267,7 +267,8 @@ fi
       fi
     done <"$OUT/findings.txt"
   fi
-} >"$REPORT"
+} >"$REPORT.tmp-$$"
+mv -f "$REPORT.tmp-$$" "$REPORT"
 
 log "report: $REPORT"
 cat "$REPORT"
