@@ -59,7 +59,7 @@ class Row:
 
     def __init__(self, name, argv, rc, has=None, stdout_has=None, stdin=None, max_stderr=STDERR_LIMIT,
                  out=None, out_after=None, as_nobody=False, printable=False, no_side_effects=False,
-                 lacks=None, anywhere=False):
+                 lacks=None, anywhere=False, out_has=None):
         self.name = name
         self.argv = argv  # list; "{X}" placeholders are paths of the fixture
         self.rc = rc
@@ -74,6 +74,7 @@ class Row:
         self.no_side_effects = no_side_effects  # none of SHIMMED ran
         self.lacks = lacks  # substring stderr must not contain
         self.anywhere = anywhere  # `has` may be on stdout too (cds-replay's FAIL lines)
+        self.out_has = out_has  # substring of the -o file afterwards
 
 
 def make_fixture(root, source_dir):
@@ -104,12 +105,39 @@ def make_fixture(root, source_dir):
                                       for i in range(1100)) + b"    " * 1102 + b"pass\n",
         "unmaterialized": valid,
     }
+    # Two allocs, so that a reduction can keep the one the first finding is about
+    # or wander to the other (see the fake replays below).
+    files["two_allocs"] = (b"@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.Orchestration)\n"
+                           b"    def chip(self, d: pld.DistributedTensor[[64], pl.FP32]):\n        return d\n\n"
+                           b"    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n"
+                           b"    def host_orch(self):\n"
+                           b"        buf_a = pld.alloc_window_buffer(256)\n"
+                           b"        buf_b = pld.alloc_window_buffer(256)\n"
+                           b"        a = pld.window(buf_a, [64], dtype=pl.FP32)\n"
+                           b"        b = pld.window(buf_b, [64], dtype=pl.FP32)\n"
+                           b"        self.chip(a, device=0)\n"
+                           b"        self.chip(b, device=1)\n")
     paths = {}
     for key, data in files.items():
         paths[key] = os.path.join(root, key + ".pyir")
         with open(paths[key], "wb") as f:
             f.write(data)
     paths["expected_error"] = expected_error
+    # Stand-ins for cds-replay (cds-reduce --replay): while buf_a is in the program,
+    # the first finding is CDS-V018 about it; without it, another code comes first
+    # (wander_code) or CDS-V018 is about buf_b (wander_subject).
+    v018 = ("FINDING CDS-V018 scope-devices-mismatch: $f: x:1:1: error: [CDS-V018 scope-devices-mismatch] "
+            "scope 'comm_d0' in 'host_orch' has devices [0] but its slot for alloc '{}' is used on [0, 1]")
+    v004 = ("FINDING CDS-V004 window-buffer-size-mismatch: $f: x:1:1: error: [CDS-V004 "
+            "window-buffer-size-mismatch] WindowBuffer of alloc 'buf_b' in 'host_orch' has size 1")
+    for key, otherwise in (("wander_code", [v004, v018.format("buf_b")]),
+                           ("wander_subject", [v018.format("buf_b")])):
+        paths[key] = os.path.join(root, key + ".sh")
+        with open(paths[key], "w") as f:
+            f.write('#!/bin/sh\nfor f; do :; done\nif grep -q buf_a "$f"; then\n'
+                    f'  echo "{v018.format("buf_a")}" >&2\nelse\n' +
+                    "".join(f'  echo "{line}" >&2\n' for line in otherwise) + "fi\n")
+        os.chmod(paths[key], 0o755)
     paths["missing"] = os.path.join(root, "no-such-file.pyir")
     paths["dir"] = os.path.join(root, "a-directory")
     os.mkdir(paths["dir"])
@@ -243,6 +271,12 @@ def tool_rows(tools):
             has="not interesting", out="out", out_after="unchanged"),
         Row("cds-reduce unknown pass", [reduce_, "{valid}", "--same-crash", "--pipeline", "nope"], 2,
             has="unknown pass"),
+        Row("cds-reduce --same-code keeps the first finding's code",
+            [reduce_, "-q", "{two_allocs}", "--same-code", "CDS-V018", "--replay", "{wander_code}", "-o", "{out}"],
+            0, out="out", out_after="replaced", out_has="buf_a"),
+        Row("cds-reduce --same-code keeps the first finding's subject",
+            [reduce_, "-q", "{two_allocs}", "--same-code", "CDS-V018", "--replay", "{wander_subject}", "-o",
+             "{out}"], 0, out="out", out_after="replaced", out_has="buf_a"),
         Row("cds-reduce -o unwritable", [reduce_, "-q", "{expected_error}", "--same-diagnostic", "dead alloc",
                                          "--max-tests", "1", "-o", "{unwritable_out}"], 1,
             has="No such file or directory"),
@@ -367,6 +401,8 @@ def run_row(row, paths, shim_dir, shim_log, run_as_nobody):
             problems.append(f"the existing -o file changed ({len(now)} bytes now)")
         if row.out_after == "replaced" and now == old:
             problems.append("the -o file was not replaced")
+        if row.out_has and row.out_has.encode() not in now:
+            problems.append(f"the -o file lacks {row.out_has!r}")
         leftovers = [f for f in os.listdir(os.path.dirname(out_path)) if ".tmp-" in f]
         if leftovers:
             problems.append(f"temporary files left behind: {leftovers}")
