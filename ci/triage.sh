@@ -54,7 +54,12 @@ fi
 BUILD=$(cd "$BUILD" 2>/dev/null && pwd || echo "$BUILD")
 
 log() { printf '[triage] %s\n' "$*" >&2; }
-rel() { realpath --relative-to="$ROOT" "$1" 2>/dev/null || echo "$1"; }
+# A path inside the repository relative to its root, any other path absolute.
+rel() {
+  local abs
+  abs=$(realpath -m "$1")
+  if [[ "$abs" == "$ROOT"/* ]]; then echo "${abs#"$ROOT"/}"; else echo "$abs"; fi
+}
 
 REPLAY=$BUILD/tools/cds-replay/cds-replay
 REDUCE=$BUILD/tools/cds-reduce/cds-reduce
