@@ -6,11 +6,11 @@
 #include <fmt/ranges.h>
 #include <rapidcheck.h>
 
+#include "driver/driver.h"
 #include "ir/dispatch.h"
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
-#include "tools/driver/driver.h"
 
 namespace cds::prop {
 

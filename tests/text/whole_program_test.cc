@@ -10,10 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/driver.h"
 #include "ir/builder.h"
 #include "ir/op_registry.h"
 #include "tests/text/roundtrip_util.h"
-#include "tools/driver/driver.h"
 
 namespace cds::ir {
 namespace {

@@ -1,17 +1,17 @@
 #include "tools/cds-opt/opt_driver.h"
 
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
+#include <ostream>
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/diagnostics.h"
 #include "ir/error.h"
+#include "ir/op_registry.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 #include "pass/pass_manager.h"
-#include "tools/driver/driver.h"
+#include "tools/common/cli.h"
 #include "verifier/verifier.h"
 #if CDS_OPT_HAS_DOT
 #include "tools/dot/emit_dot.h"
@@ -68,6 +68,32 @@ std::string_view TrimRight(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
+}
+
+// A program with window allocs and not one comm-domain scope has not been through
+// MaterializeCommDomainScopes: what --verify-only reports is then mostly missing
+// scopes, and the user most likely meant to verify the pipeline's output.
+class MaterializedScan final : public ir::IRVisitor {
+ public:
+  bool has_alloc = false;
+  bool has_scope = false;
+
+  void VisitCall(const ir::NodeRef<const ir::Call>& n) override {
+    has_alloc |= n->OpName() == ir::ops::kAllocWindowBuffer;
+    VisitChildren(*n);
+  }
+  void VisitCommDomainScopeStmt(const ir::NodeRef<const ir::CommDomainScopeStmt>& n) override {
+    has_scope = true;
+    VisitChildren(*n);
+  }
+};
+
+bool LooksUnmaterialized(const ir::Program& program) {
+  MaterializedScan scan;
+  for (const auto& fn : program.functions) {
+    if (fn && fn->body) scan.VisitNode(fn->body);
+  }
+  return scan.has_alloc && !scan.has_scope;
 }
 
 std::string DisplayName(const std::string& input) { return input == "-" ? "<stdin>" : input; }
@@ -183,17 +209,8 @@ bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
 }
 
 int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
-           std::ostream& out, std::ostream& err) {
+           std::string* out, std::ostream& err) {
   const std::string filename = DisplayName(options.input);
-  if (options.pipeline) {
-    // A bad pipeline is the command line's fault, not any chunk's: report it once.
-    try {
-      pass::ParsePipeline(*options.pipeline);
-    } catch (const ValueError& e) {
-      err << "cds-opt: error: " << e.message() << "\n";
-      return 1;
-    }
-  }
   Sources sources{filename, whole, "", {}};
   std::vector<Chunk> before_chunks;
   if (options.verify_only && options.verify_relational_before) {
@@ -206,13 +223,14 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
   if (!before_chunks.empty() && before_chunks.size() != chunks.size()) {
     err << fmt::format("cds-opt: error: '{}' has {} input(s) but '{}' has {}\n",
                        sources.before_name, before_chunks.size(), filename, chunks.size());
-    return 1;
+    return kExitInputProblem;
   }
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (i && !options.verify_only) out << "# -----\n";
+    if (i && !options.verify_only) out->append("# -----\n");
     std::vector<Diagnostic> diags;
     // Printed only when the diagnostics themselves are not being matched.
     std::string header;
+    std::string note;
     try {
       ir::ParseOptions po = options.parse;
       po.filename = filename;
@@ -230,9 +248,20 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
         }
         for (const auto& d : found)
           diags.push_back(Diagnostic{d.span, "error", VerifierMessage(d)});
+        if (!found.empty() && LooksUnmaterialized(*program)) {
+          note = fmt::format(
+              "{}: note: the input has window allocs but no comm-domain scope, so it looks "
+              "unmaterialized; --verify-only checks the pipeline's output (cds-opt "
+              "--default-pipeline {} | cds-opt --verify-only -)\n",
+              filename, options.input);
+        }
       } else {
         program = process ? process(program, options) : ProcessProgram(program, options);
-        out << Emit(program, options.emit);
+        if (out->empty()) {
+          *out = Emit(program, options.emit);
+        } else {
+          out->append(Emit(program, options.emit));
+        }
       }
     } catch (const driver::VerificationError& e) {
       header = fmt::format("{}: error: {}\n", filename, e.what());
@@ -258,26 +287,19 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
         err << ir::FormatDiagnostic(d.severity, d.span, d.message, sources.For(d.span));
         ok = false;
       }
+      err << note;
     }
   }
-  out.flush();
-  return ok ? 0 : 1;
+  return ok ? kExitOk : kExitInputProblem;
 }
 
-bool ReadInput(const std::string& path, std::string* text, std::ostream& err) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    *text = ss.str();
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    err << fmt::format("cds-opt: error: cannot open input file '{}'\n", path);
-    return false;
-  }
-  text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
+int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
+           std::ostream& out, std::ostream& err) {
+  std::string text;
+  int rc = RunOpt(whole, options, process, &text, err);
+  out << text;
+  out.flush();
+  return rc;
 }
 
 }  // namespace cds::tools

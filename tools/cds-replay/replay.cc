@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/parser.h"
@@ -15,7 +16,6 @@
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
 #include "ir/visitor.h"
-#include "tools/driver/driver.h"
 #include "verifier/checks.h"
 #include "verifier/host_analysis.h"
 #include "verifier/verifier.h"
@@ -379,10 +379,13 @@ Header ParseHeader(std::string_view text) {
           h.error_substring = std::string(sub);
         }
       } else {
-        h.problems.push_back(fmt::format("line {}: unknown EXPECT value '{}'", i + 1, v));
+        h.problems.push_back(fmt::format(
+            "line {}: unknown EXPECT value (expected 'ok', 'error <line> <substring>' or 'TODO')",
+            i + 1));
       }
     } else if (StartsWith(body, "EXPECT")) {
-      h.problems.push_back(fmt::format("line {}: unknown header key in '{}'", i + 1, line));
+      h.problems.push_back(fmt::format(
+          "line {}: unknown header key (expected EXPECT:, EXPECT-SCOPE: or SOURCE:)", i + 1));
     }
   }
   // An expectation below the code would be silently ignored by a reader that
