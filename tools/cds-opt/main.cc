@@ -8,12 +8,14 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "ir/parser.h"
 #include "pass/pass_manager.h"
 #include "tools/cds-opt/opt_driver.h"
 #include "tools/common/cli.h"
 #include "tools/common/file_io.h"
+#include "verifier/contract.h"
 
 namespace tools = cds::tools;
 
@@ -70,6 +72,13 @@ int main(int argc, char** argv) {
       "run the verifier on the input (an already-materialized program) and print its findings; "
       "writes no output");
   std::string before_path;
+  std::string contract_name = "strict";
+  auto* contract_opt =
+      app.add_option("--contract", contract_name,
+                     "with --verify-only: what the input promises: strict (this project's pass, "
+                     "the default) or pypto (PyPTO's pass output; docs/verifier.md)")
+          ->type_name("NAME");
+  contract_opt->needs(verify_only_opt);
   auto* relational_opt =
       app.add_option("--verify-relational", before_path,
                      "with --verify-only: BEFORE is the program the input was produced from; add "
@@ -111,6 +120,13 @@ int main(int argc, char** argv) {
   if (*verify_each_opt) options.verify_each = true;
   if (*no_verify_each_opt) options.verify_each = false;
   options.verify_only = verify_only;
+  if (auto contract = cds::verify::ContractFromName(contract_name)) {
+    options.contract = *contract;
+  } else {
+    tools::PrintError(app, fmt::format("unknown contract '{}' (known: {})", contract_name,
+                                       cds::verify::ContractNames()));
+    return tools::kExitUsage;
+  }
   if (emit == "dot") options.emit = tools::EmitKind::kDot;
 
   std::string error;

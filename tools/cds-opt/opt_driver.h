@@ -15,6 +15,7 @@
 
 #include "ir/function.h"
 #include "ir/parser.h"
+#include "verifier/contract.h"
 
 namespace cds::tools {
 
@@ -46,6 +47,8 @@ struct OptOptions {
   // relational checks (verify::VerifyAll). Its text, split like the input.
   std::optional<std::string> verify_relational_before;
   std::string verify_relational_path;  // for diagnostics about BEFORE
+  // With verify_only: what the verified program promises (docs/verifier.md, Contracts).
+  verify::Contract contract = verify::Contract::kStrict;
   EmitKind emit = EmitKind::kPyir;
 };
 
