@@ -477,7 +477,7 @@ class Reducer {
 
   static bool SameSignature(const Function& a, const Function& b) {
     if (a.params.size() != b.params.size() || a.return_types.size() != b.return_types.size() ||
-        a.IsChipOrchestrator() != b.IsChipOrchestrator()) {
+        a.func_type != b.func_type || a.level != b.level || a.role != b.role) {
       return false;
     }
     for (size_t i = 0; i < a.params.size(); ++i) {

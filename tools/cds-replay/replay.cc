@@ -18,6 +18,7 @@
 #include "ir/visitor.h"
 #include "verifier/checks.h"
 #include "verifier/host_analysis.h"
+#include "verifier/orchestrators.h"
 #include "verifier/verifier.h"
 
 namespace cds::replay {
@@ -83,7 +84,9 @@ bool CanonicalDevices(std::string_view d, std::string* why) {
       pos = comma + 1;
     }
   }
-  std::string canon = ir::DeviceSet::Of(ids).ToString();
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string canon = ir::DeviceSet{false, ids}.ToString();
   if (canon != d) {
     *why = fmt::format("devices '{}' is not canonical (sorted, no repeats, \", \"-separated: {})",
                        d, canon);
@@ -446,7 +449,7 @@ DerivedExpectation DeriveExpectation(const ir::ProgramPtr& input) {
     return out;
   }
   for (const auto& fn : synthesized->functions) {
-    if (!fn->IsHostOrchestrator()) continue;
+    if (!verify::IsHostOrchestrator(*fn)) continue;
     std::string why = DeriveForHost(*synthesized, *fn, out.scopes);
     if (!why.empty()) {
       out.why = fmt::format("in '{}': {} (the correct pass rejects the program)", fn->name, why);

@@ -1,6 +1,7 @@
 #include "tools/dot/emit_dot.h"
 
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "ir/op_registry.h"
 #include "ir/printer.h"
 #include "ir/walk.h"
+#include "pass/orchestrators.h"
+#include "pass/window_buffer_size.h"
 #include "verifier/host_analysis.h"
 
 namespace cds::dot {
@@ -128,7 +131,8 @@ class FunctionPicture {
   };
 
   std::string Role() const {
-    std::string level = fn_.EffectiveLevel() ? std::string(LevelName(*fn_.EffectiveLevel())) : "?";
+    std::optional<Level> effective = pass::LevelOf(fn_);
+    std::string level = effective ? std::string(LevelName(*effective)) : "?";
     return fmt::format(
         "{} {}", level,
         fn_.role ? std::string(RoleName(*fn_.role)) : std::string(FunctionTypeName(fn_.func_type)));
@@ -168,7 +172,7 @@ class FunctionPicture {
       if (const AttrValue* v = FindKwarg(call->kwargs, "name")) {
         if (const auto* s = std::get_if<std::string>(v)) name = *s;
       }
-      ExprPtr size = AllocSizeBytes(*call);
+      ExprPtr size = pass::WindowBufferSizeBytes(*call);
       std::string id = NewId('a');
       var_ids_[a.var.get()] = id;
       allocs_.push_back(id);
@@ -226,7 +230,7 @@ class FunctionPicture {
     std::string id;
     if (GlobalVarPtr callee = call->Callee()) {
       FunctionPtr f = program_.FindFunction(callee->name);
-      if (!f || !f->IsChipOrchestrator()) return "";
+      if (!f || !pass::IsChipOrchestrator(*f)) return "";
       ExprPtr device = FindAttr(call->attrs, "device");
       verify::Descriptor d = verify::DeviceDescriptor(device, loops_);
       id = NewId('d');
