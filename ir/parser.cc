@@ -8,9 +8,9 @@
 #include <limits>
 #include <optional>
 #include <span>
-#include <unordered_map>
-#include <unordered_set>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
 #include "ir/builder.h"
@@ -25,108 +25,18 @@ namespace cds::ir {
 
 namespace {
 
-struct StringHash {
+// Maps from owned names, looked up by views (Debian's absl has its own
+// string_view, so the transparent hash and equality are spelled out).
+struct NameHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  size_t operator()(std::string_view s) const { return absl::Hash<std::string_view>{}(s); }
+};
+struct NameEq {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
 };
 template <typename V>
-using NameMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
-
-// An open-addressing map from names that outlive it (views into the source
-// text) to small values: one slot array instead of a node allocation per name,
-// which matters for the per-function variable scopes and the program-wide
-// alloc names.
-// Each slot keeps 32 bits of its key's hash: a probe compares hashes and reads
-// the key's bytes only on a match (with tens of thousands of functions, reading
-// each probed key was a cache miss per probe). A slot is the key's pointer and
-// length, the hash and the value (nothing for a set): 16 bytes for the alloc
-// names, whose table spans the whole program (at 100 MB of text it was 16 MiB
-// of 32-byte slots, all faulted in fresh, half of them at the last doubling).
-template <typename V>
-class ViewMap {
- public:
-  V* Find(std::string_view key) {
-    if (slots_.empty()) return nullptr;
-    const uint32_t h = Hash(key);
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (!s.key) return nullptr;
-      if (s.hash == h && s.Key() == key) return &s.value;
-    }
-  }
-  // Inserts or overwrites.
-  void Set(std::string_view key, V value) { SetHashed(key, Hash(key), std::move(value)); }
-  // Starts loading the slot where `key`'s probe begins, for a table too large for
-  // the caches; returns the hash for InsertNew.
-  uint32_t Prefetch(std::string_view key) const {
-    const uint32_t h = Hash(key);
-    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_], 1);
-    return h;
-  }
-  // Inserts `key` unless it is there; false if it was. One probe for both.
-  bool InsertNew(std::string_view key, uint32_t h, V value) {
-    const size_t before = size_;
-    SetHashed(key, h, std::move(value));
-    return size_ != before;
-  }
-  // Empties the map, keeping a small slot array for the next user.
-  void Clear() {
-    if (slots_.size() > kKeepSlots) {
-      slots_ = {};
-      mask_ = 0;
-    } else {
-      for (Slot& s : slots_) s = Slot{};
-    }
-    size_ = 0;
-  }
-
- private:
-  struct Slot {
-    const char* key = nullptr;  // null: free
-    uint32_t length = 0;
-    uint32_t hash = 0;
-    [[no_unique_address]] V value{};
-    std::string_view Key() const { return {key, length}; }
-  };
-  static constexpr size_t kKeepSlots = 1024;
-  static uint32_t Hash(std::string_view s) {
-    return static_cast<uint32_t>(std::hash<std::string_view>{}(s));
-  }
-  void SetHashed(std::string_view key, uint32_t h, V value) {
-    // A free slot at least a quarter of the time: linear probes stay short.
-    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (!s.key) {
-        s.key = key.data() ? key.data() : "";  // a view of nothing still marks the slot used
-        s.length = static_cast<uint32_t>(key.size());  // one name token: fits 32 bits
-        s.hash = h;
-        s.value = std::move(value);
-        ++size_;
-        return;
-      }
-      if (s.hash == h && s.Key() == key) {
-        s.value = std::move(value);
-        return;
-      }
-    }
-  }
-  void Grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
-    mask_ = slots_.size() - 1;
-    size_ = 0;
-    for (auto& s : old) {
-      if (s.key) SetHashed(s.Key(), s.hash, std::move(s.value));
-    }
-  }
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
-};
-
-// The value of a ViewMap used as a set.
-struct Present {};
+using NameMap = absl::flat_hash_map<std::string, V, NameHash, NameEq>;
 
 // Python's keywords. Asked for nearly every name token, so it dispatches on the
 // length and first letter instead of scanning the word list.
@@ -247,33 +157,6 @@ struct FuncSig {
   FunctionPtr result;
 };
 
-// The program's functions by name. A large program has hundreds of thousands of
-// functions, so the table outgrows the caches and each insertion is a cache (and
-// TLB) miss: slots are 16 bytes (hash and record; the key is the record's name),
-// and the parser prefetches a name's slot as soon as it has read the name, to
-// overlap the miss with the rest of the signature.
-class SigTable {
- public:
-  static size_t Hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
-  void Prefetch(size_t h) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_], 1);
-  }
-  FuncSig* Find(std::string_view key) const { return Find(key, Hash(key)); }
-  FuncSig* Find(std::string_view key, size_t h) const;
-  // `sig`'s name must not be in the table yet.
-  void Insert(FuncSig* sig, size_t h);
-
- private:
-  struct Slot {
-    size_t hash = 0;
-    FuncSig* sig = nullptr;  // null: free
-  };
-  void Grow();
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
-};
-
 // The loop whose direct body is being parsed, when it carries init_values: its
 // body must end with the one pl.yield_ that feeds the carried values back.
 struct YieldFrame {
@@ -287,7 +170,7 @@ struct FuncState {
   // level is reused for every function, instead of growing fresh tables per body).
   void Reset() {
     sig = nullptr;
-    vars.Clear();
+    vars.clear();
     windows.clear();
     window_index.clear();
     windows_by_base.clear();
@@ -296,41 +179,14 @@ struct FuncState {
   }
   FuncSig* sig = nullptr;
   // Keys view the source text, a parameter's or a dimension's own name: all
-  // outlive the function's parse, and a lookup builds no string.
-  ViewMap<VarPtr> vars;
+  // outlive the function's parse.
+  absl::flat_hash_map<std::string_view, VarPtr> vars;
   std::vector<WindowDecl> windows;
   NameMap<size_t> window_index;
   NameMap<std::vector<size_t>> windows_by_base;
   bool saw_return = false;
   std::vector<TypePtr> first_return_types;
 };
-
-FuncSig* SigTable::Find(std::string_view key, size_t h) const {
-  if (slots_.empty()) return nullptr;
-  for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-    const Slot& s = slots_[i];
-    if (!s.sig) return nullptr;
-    if (s.hash == h && s.sig->name == key) return s.sig;
-  }
-}
-
-void SigTable::Insert(FuncSig* sig, size_t h) {
-  if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-  size_t i = h & mask_;
-  while (slots_[i].sig) i = (i + 1) & mask_;
-  slots_[i] = Slot{h, sig};
-  ++size_;
-}
-
-void SigTable::Grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
-  mask_ = slots_.size() - 1;
-  size_ = 0;
-  for (const Slot& s : old) {
-    if (s.sig) Insert(s.sig, s.hash);
-  }
-}
 
 class Parser {
  public:
@@ -342,18 +198,7 @@ class Parser {
         main_(text, file_, opts.line_offset, LexerLimits{opts.max_nesting_depth}),
         lex_(&main_) {}
 
-  // kOnePass parses each function's body right after its signature and falls back
-  // to reading the remaining signatures ahead only when a body calls a function not
-  // seen yet; kTwoPass reads every signature first (skipping bodies), then the
-  // bodies; kSignaturesOnly stops after that first pass. Both full modes build the
-  // same program; a diagnostic of kOnePass is replaced by the first-pass
-  // diagnostic when there is one (see ParseProgram), so both report the same error.
-  enum class Mode { kOnePass, kTwoPass, kSignaturesOnly };
-  ProgramPtr Run(Mode mode);
-  bool all_sigs_known() const { return all_sigs_known_; }
-  // Whether the first pass met a call in a signature (which parses the callee's
-  // body during the first pass, in two-pass order).
-  bool called_in_first_pass() const { return called_in_first_pass_; }
+  ProgramPtr Run();
 
  private:
   // ---- nodes: in the parse's arena (ir/parse_arena.h). These shadow the
@@ -513,16 +358,12 @@ class Parser {
   // ---- program structure
   void SkipImportLine();
   void ParseDecorator(FuncSig* sig);
-  void ParseSignature(FuncSig* sig, bool skip_body = true);
-  // Enters the signature just read (its name hashed in sig_hash_) in the table.
-  void AddSig(FuncSig* sig) {
-    if (sig_by_name_.Find(sig->name, sig_hash_)) {
-      throw ValueError(fmt::format("function '{}' is defined twice", sig->name), sig->span);
-    }
-    sig_by_name_.Insert(sig, sig_hash_);
-  }
-  void ScanSignatures();
-  void PrescanRest();
+  // Reads a decorator (if any) and a signature and enters it in sig_by_name_;
+  // `skip_body`: also skips the body, keeping its position.
+  FuncSig* ParseFunctionHeader(bool skip_body);
+  void ParseSignature(FuncSig* sig, bool skip_body);
+  void ReadSignaturesAhead();
+  void ExpectEndOfClass();
   void SkipBlock();
   void EnsureParsed(FuncSig* sig);
   void ParseFunctionBody(FuncSig* sig);
@@ -612,20 +453,16 @@ class Parser {
   Lexer main_;
   Lexer* lex_;
   int depth_ = 0;
-  // One-pass mode: whether every signature has been read, and how many indented
-  // blocks of the function being parsed on the main lexer are open.
-  bool one_pass_ = false;
-  bool all_sigs_known_ = false;
-  bool in_body_ = false;  // parsing a body on main_ (not a signature)
-  bool called_in_first_pass_ = false;
+  // Whether every signature has been read (ReadSignaturesAhead), and how many
+  // indented blocks of the body being parsed on main_ are open (0: not in a body).
+  bool sigs_known_ = false;
   int block_depth_ = 0;
   // A deque: records stay put as functions are added, and the records (destroyed
   // with the parser, inside the parse) are read in order rather than one heap
   // block per function scattered over the heap.
   std::deque<FuncSig> sigs_;
-  SigTable sig_by_name_;
-  // Hash of the name of the signature being read, its slot prefetched.
-  size_t sig_hash_ = 0;
+  // Keys view the records' names (the deque keeps records in place).
+  absl::flat_hash_map<std::string_view, FuncSig*> sig_by_name_;
   FuncState* fs_ = nullptr;
   std::vector<std::unique_ptr<FuncState>> body_states_;
   size_t body_states_used_ = 0;
@@ -633,7 +470,7 @@ class Parser {
   std::vector<VarPtr> dyn_dims_;
   NameMap<VarPtr> dyn_by_name_;
   // Views into the source text, which outlives the parser.
-  ViewMap<Present> user_alloc_names_;
+  absl::flat_hash_set<std::string_view> user_alloc_names_;
   std::string op_name_buf_;
   std::vector<std::pair<const OpInfo*, OpPtr>> op_nodes_;
   const OpInfo* alloc_info_ = nullptr;
@@ -681,9 +518,6 @@ class Parser {
   }
 };
 
-// Thrown by a one-pass parse that must be redone in two-pass order.
-struct NeedsTwoPass {};
-
 // Parses from a checkpoint without disturbing the current position.
 struct LexerSwap {
   Lexer** slot;
@@ -700,7 +534,7 @@ void Parser::SkipImportLine() {
   Accept(Tok::kNewline);
 }
 
-ProgramPtr Parser::Run(Mode mode) {
+ProgramPtr Parser::Run() {
   // Module level: imports, docstrings, then exactly one @pl.program class.
   while (true) {
     if (Accept(Tok::kNewline)) continue;
@@ -738,52 +572,26 @@ ProgramPtr Parser::Run(Mode mode) {
     Next();
     Next();
   }
-  if (mode == Mode::kOnePass) {
-    // Signature then body, function by function, on one lexer: no body is lexed
-    // twice and no checkpoint is taken. A call of a function not defined yet reads
-    // the remaining signatures ahead (PrescanRest); the functions after the current
-    // one are then parsed from their checkpoints below, as in two-pass mode.
-    one_pass_ = true;
-    while (!all_sigs_known_ && !At(Tok::kDedent) && !At(Tok::kEof)) {
-      if (AtName("pass")) {
-        Next();
-        ExpectEndOfStmt();
-        continue;
-      }
-      FuncSig* s = &sigs_.emplace_back();
-      if (At(Tok::kAt)) {
-        ParseDecorator(s);
-      } else if (!AtName("def")) {
-        Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
-                                 Describe(Peek())));
-      }
-      ParseSignature(s, /*skip_body=*/false);
-      AddSig(s);
-      s->state = FuncSig::kParsing;
-      block_depth_ = 1;
-      in_body_ = true;
-      ParseFunctionBodyHere(s);
-      in_body_ = false;
-      s->state = FuncSig::kDone;
+  // Functions in text order, each signature followed by its body, on one lexer.
+  // A body that calls a function not defined yet reads every remaining signature
+  // ahead (ReadSignaturesAhead); the bodies after it are then parsed from the
+  // positions kept there, below.
+  while (!sigs_known_ && !At(Tok::kDedent) && !At(Tok::kEof)) {
+    if (AtName("pass")) {
+      Next();
+      ExpectEndOfStmt();
+      continue;
     }
-    if (!all_sigs_known_) {
-      Accept(Tok::kDedent);
-      while (Accept(Tok::kNewline)) {
-      }
-      if (!At(Tok::kEof))
-        Fail(Peek(), fmt::format("expected end of input after the program class, got {}",
-                                 Describe(Peek())));
-      all_sigs_known_ = true;
-    }
-    one_pass_ = false;
-  } else {
-    // Pass 1: signatures, so a function may be called before its definition.
-    ScanSignatures();
-    all_sigs_known_ = true;
-    if (mode == Mode::kSignaturesOnly) return nullptr;
+    FuncSig* sig = ParseFunctionHeader(/*skip_body=*/false);
+    sig->state = FuncSig::kParsing;
+    block_depth_ = 1;
+    ParseFunctionBodyHere(sig);
+    block_depth_ = 0;
+    sig->state = FuncSig::kDone;
   }
-  // Pass 2: bodies in order (a call of a not-yet-parsed function whose return type
-  // is not annotated parses the callee first).
+  if (!sigs_known_) ExpectEndOfClass();
+  // The bodies read ahead, in order (a call of a function whose return type is not
+  // annotated parses the callee first).
   std::vector<FunctionPtr> fns;
   fns.reserve(sigs_.size());
   for (auto& s : sigs_) {
@@ -795,26 +603,22 @@ ProgramPtr Parser::Run(Mode mode) {
   return program;
 }
 
-// The first pass from the current position in the class body: every remaining
-// function's decorator and signature (bodies skipped, checkpointed), then the end
-// of the class and of the input.
-void Parser::ScanSignatures() {
-  while (!At(Tok::kDedent) && !At(Tok::kEof)) {
-    if (AtName("pass")) {
-      Next();
-      ExpectEndOfStmt();
-      continue;
-    }
-    FuncSig* sig = &sigs_.emplace_back();
-    if (At(Tok::kAt)) {
-      ParseDecorator(sig);
-    } else if (!AtName("def")) {
-      Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
-                               Describe(Peek())));
-    }
-    ParseSignature(sig);
-    AddSig(sig);
+FuncSig* Parser::ParseFunctionHeader(bool skip_body) {
+  FuncSig* sig = &sigs_.emplace_back();
+  if (At(Tok::kAt)) {
+    ParseDecorator(sig);
+  } else if (!AtName("def")) {
+    Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
+                             Describe(Peek())));
   }
+  ParseSignature(sig, skip_body);
+  if (!sig_by_name_.emplace(sig->name, sig).second) {
+    throw ValueError(fmt::format("function '{}' is defined twice", sig->name), sig->span);
+  }
+  return sig;
+}
+
+void Parser::ExpectEndOfClass() {
   Accept(Tok::kDedent);
   while (Accept(Tok::kNewline)) {
   }
@@ -823,21 +627,27 @@ void Parser::ScanSignatures() {
          fmt::format("expected end of input after the program class, got {}", Describe(Peek())));
 }
 
-// One-pass mode, inside the body of the function being parsed on the main lexer:
-// reads the signatures of every later function on a copy of the lexer (skipping
-// the rest of the current body first), so that a call may name any of them.
-void Parser::PrescanRest() {
+// Inside the body of the function being parsed on main_: reads the signatures of
+// every later function on a copy of the lexer (skipping the rest of the current
+// body first, and every later body), so that a call may name any of them.
+void Parser::ReadSignaturesAhead() {
   Lexer ahead = main_;
   Token eof;
   if (!ahead.SkipBlock(&eof, block_depth_)) Fail(eof, "unexpected end of input inside a block");
   LexerSwap swap(&lex_, &ahead);
-  int saved_depth = depth_;
+  const int saved_depth = depth_;
   depth_ = 0;
-  in_body_ = false;  // signatures now: a call there means two-pass order
-  ScanSignatures();
-  in_body_ = true;
+  while (!At(Tok::kDedent) && !At(Tok::kEof)) {
+    if (AtName("pass")) {
+      Next();
+      ExpectEndOfStmt();
+      continue;
+    }
+    ParseFunctionHeader(/*skip_body=*/true);
+  }
+  ExpectEndOfClass();
   depth_ = saved_depth;
-  all_sigs_known_ = true;
+  sigs_known_ = true;
 }
 
 // `NR = pl.dynamic("NR")`: a program-level symbolic dimension, visible in every
@@ -903,15 +713,13 @@ void Parser::ParseDecorator(FuncSig* sig) {
 void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   Token def = ExpectName("def");
   Token name = ExpectIdent("a function name");
-  sig_hash_ = SigTable::Hash(name.text);
-  sig_by_name_.Prefetch(sig_hash_);
   sig->name = std::string(name.text);
   sig->span = SpanOf(def);
   Expect(Tok::kLParen);
   if (!AtName("self")) Fail(Peek(), "the first parameter of a program function must be 'self'");
   Next();
   FuncState fs;  // parameters may be used in later parameter types
-  for (const auto& d : dyn_dims_) fs.vars.Set(d->name_hint, d);
+  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
   FuncState* saved = fs_;
   fs_ = &fs;
   struct Restore {
@@ -946,7 +754,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     VarPtr v = MakeVar(std::string(pname.text), type, SpanOf(pname));
     sig->params.push_back(v);
     sig->dirs.push_back(dir);
-    fs.vars.Set(pname.text, v);
+    fs.vars.insert_or_assign(pname.text, v);
   }
   sig->param_count = sig->params.size();
   Expect(Tok::kRParen);
@@ -1053,8 +861,8 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
     ~Release() { --*used; }
   } release{&body_states_used_};
   fs.sig = sig;
-  for (const auto& d : dyn_dims_) fs.vars.Set(d->name_hint, d);
-  for (const auto& v : sig->params) fs.vars.Set(v->name_hint, v);
+  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
+  for (const auto& v : sig->params) fs.vars.insert_or_assign(v->name_hint, v);
   FuncState* saved_fs = fs_;
   fs_ = &fs;
   struct Restore {
@@ -1096,9 +904,6 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
     }
   }
   if (sig->deferred_ret_at >= 0) {
-    // Past the body now: a call in this annotation is not in a body (one-pass mode
-    // leaves it to the two-pass order).
-    in_body_ = false;
     Lexer ret = std::move(checkpoints_[static_cast<size_t>(sig->deferred_ret_at)]);
     LexerSwap ret_swap(&lex_, &ret);
     sig->ret_types = ParseReturnAnnotation();
@@ -1188,7 +993,7 @@ void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
 }
 
 void Parser::DefineVar(std::string_view name, const VarPtr& var) {
-  fs_->vars.Set(name, var);
+  fs_->vars.insert_or_assign(name, var);
   if (fs_->windows_by_base.empty()) return;
   auto w = fs_->windows_by_base.find(name);
   if (w == fs_->windows_by_base.end()) return;
@@ -2140,12 +1945,12 @@ ExprPtr Parser::ParsePrimary() {
   }
   if (IsKeyword(t.text)) Fail(t, fmt::format("expected an expression, got '{}'", t.text));
   Next();
-  VarPtr* found = fs_ ? fs_->vars.Find(t.text) : nullptr;
-  if (!found) Fail(t, fmt::format("undefined variable '{}'", t.text));
+  const auto found = fs_ ? fs_->vars.find(t.text) : decltype(fs_->vars)::iterator();
+  if (!fs_ || found == fs_->vars.end()) Fail(t, fmt::format("undefined variable '{}'", t.text));
   if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", t.text));
   if (At(Tok::kDot))
     Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", t.text));
-  return ParsePostfix(*found);
+  return ParsePostfix(found->second);
 }
 
 // `x[i]`, `x[0:8, r]`, `x[a][b]`: a Subscript of unknown type (element and slice
@@ -2287,19 +2092,15 @@ ExprPtr Parser::ParseDispatch() {
   Expect(Tok::kDot, "after 'self'");
   Token fname = ExpectIdent("a function name after 'self.'");
   if (!At(Tok::kLParen)) Fail(Peek(), fmt::format("expected a call of 'self.{}'", fname.text));
-  if (!one_pass_ && !all_sigs_known_) called_in_first_pass_ = true;
-  if (one_pass_ && !all_sigs_known_) {
-    // A call inside a signature (a shape expression) would, in two-pass order,
-    // parse its callee's body in the middle of the first pass: leave that order
-    // to the two-pass parse.
-    if (!in_body_) throw NeedsTwoPass{};
+  auto found = sig_by_name_.find(fname.text);
+  // Only a body on the main lexer can read ahead: a signature may call functions
+  // defined before it.
+  if (found == sig_by_name_.end() && !sigs_known_ && lex_ == &main_ && block_depth_ > 0) {
+    ReadSignaturesAhead();
+    found = sig_by_name_.find(fname.text);
   }
-  FuncSig* callee = sig_by_name_.Find(fname.text);
-  if (!callee && one_pass_ && !all_sigs_known_) {
-    PrescanRest();
-    callee = sig_by_name_.Find(fname.text);
-  }
-  if (!callee) Fail(fname, fmt::format("unknown function '{}'", fname.text));
+  if (found == sig_by_name_.end()) Fail(fname, fmt::format("unknown function '{}'", fname.text));
+  FuncSig* callee = found->second;
   Expect(Tok::kLParen);
   ExprPtr device;
   const size_t base = expr_scratch_.size();
@@ -2335,8 +2136,6 @@ ExprPtr Parser::ParseDispatch() {
 }
 
 CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
-  // The set spans the program: its slot is a cache miss, overlapped with the call.
-  const uint32_t lhs_hash = user_alloc_names_.Prefetch(lhs);
   Token at = Peek();
   ParsePath();
   std::vector<Token> keys;
@@ -2349,7 +2148,7 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
            "variable it is assigned to");
     }
   }
-  if (!user_alloc_names_.InsertNew(lhs, lhs_hash, Present{})) {
+  if (!user_alloc_names_.insert(lhs).second) {
     Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
                          lhs));
   }
@@ -2635,30 +2434,7 @@ ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
                     text.size(), options.max_input_bytes),
         Span{file, 1 + options.line_offset, 1});
   }
-  Parser parser(text, options);
-  try {
-    return parser.Run(Parser::Mode::kOnePass);
-  } catch (const NeedsTwoPass&) {
-    Parser two_pass(text, options);
-    return two_pass.Run(Parser::Mode::kTwoPass);
-  } catch (const ValueError&) {
-    // The two-pass order reports a first-pass error (a later signature, a lexical
-    // error anywhere) before any body error. Until every signature has been read,
-    // a one-pass error may hide such an error further on: when the first pass
-    // fails, its error is the diagnostic; otherwise the one-pass error is exactly
-    // the two-pass one (same bodies parsed in the same order up to it).
-    if (!parser.all_sigs_known()) {
-      Parser first_pass(text, options);
-      first_pass.Run(Parser::Mode::kSignaturesOnly);
-      if (first_pass.called_in_first_pass()) {
-        // That first pass parsed bodies (calls in signatures): their side effects
-        // (alloc names taken) may change which error comes first. Redo it all.
-        Parser two_pass(text, options);
-        return two_pass.Run(Parser::Mode::kTwoPass);
-      }
-    }
-    throw;
-  }
+  return Parser(text, options).Run();
 }
 
 }  // namespace cds::ir
