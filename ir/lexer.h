@@ -119,6 +119,9 @@ class Lexer {
   }
   [[noreturn]] void Fail(size_t at, const std::string& msg) const;
   [[noreturn]] void BadChar(size_t at) const;
+  void RejectCrLineEndings() const;
+  // Rejects bytes of [begin, end) that are not UTF-8 (`where`: "a comment").
+  void CheckUtf8(size_t begin, size_t end, std::string_view where) const;
   int32_t ColOf(size_t at) const { return static_cast<int32_t>(at - line_start_) + 1; }
   bool LexIndentation(Token& out);  // true when it produced a token
   void LexString(Token& out, size_t begin);

@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 
 #include "ir/builder.h"
+#include "ir/diagnostics.h"
 #include "ir/error.h"
 #include "ir/lexer.h"
 #include "ir/op_registry.h"
-#include "ir/parse_arena.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 
@@ -191,9 +191,7 @@ struct FuncState {
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& opts)
-      : nodes_(text.size()),
-        fn_nodes_(0),
-        opts_(opts),
+      : opts_(opts),
         file_(InternFileName(opts.filename)),
         main_(text, file_, opts.line_offset, LexerLimits{opts.max_nesting_depth}),
         lex_(&main_) {}
@@ -201,12 +199,11 @@ class Parser {
   ProgramPtr Run();
 
  private:
-  // ---- nodes: in the parse's arena (ir/parse_arena.h). These shadow the
-  // builder's functions of the same names (ir/builder.h) and build the same nodes
-  // with the same checks and messages.
+  // ---- nodes. These shadow the builder's functions of the same names
+  // (ir/builder.h) and build the same nodes with the same checks and messages.
   template <typename T, typename... Args>
-  NodeRef<T> New(Args&&... args) {
-    return nodes_.Make<T>(std::forward<Args>(args)...);
+  static NodeRef<T> New(Args&&... args) {
+    return MakeNode<T>(std::forward<Args>(args)...);
   }
   template <typename T>
   static NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
@@ -301,7 +298,7 @@ class Parser {
       case Tok::kName:
       case Tok::kInt:
       case Tok::kFloat:
-        return fmt::format("'{}'", t.text);
+        return fmt::format("'{}'", Echo(t.text));
       case Tok::kString:
         return "a string";
       default:
@@ -443,11 +440,6 @@ class Parser {
   std::optional<DataType> ParseDTypeName();
   DataType ExpectDType();
 
-  parse::NodeFactory nodes_;
-  // Function nodes apart, packed together: the Program constructor sorts them by
-  // name, and on a large program that sort's reads then stay within a few MiB
-  // instead of touching a page per function across the whole arena.
-  parse::NodeFactory fn_nodes_;
   const ParseOptions& opts_;
   FileId file_;
   Lexer main_;
@@ -613,7 +605,7 @@ FuncSig* Parser::ParseFunctionHeader(bool skip_body) {
   }
   ParseSignature(sig, skip_body);
   if (!sig_by_name_.emplace(sig->name, sig).second) {
-    throw ValueError(fmt::format("function '{}' is defined twice", sig->name), sig->span);
+    throw ValueError(fmt::format("function '{}' is defined twice", Echo(sig->name)), sig->span);
   }
   return sig;
 }
@@ -662,7 +654,7 @@ void Parser::ParseDynamicDim() {
   Expect(Tok::kRParen, "(pl.dynamic takes one string argument)");
   ExpectEndOfStmt();
   if (dyn_by_name_.count(name.text)) {
-    Fail(name, fmt::format("dynamic dimension '{}' is defined twice", name.text));
+    Fail(name, fmt::format("dynamic dimension '{}' is defined twice", Echo(name.text)));
   }
   (void)lp;
   VarPtr v = MakeVar(std::string(name.text), ScalarTy(DataType::kIndex), SpanOf(name));
@@ -673,14 +665,16 @@ void Parser::ParseDynamicDim() {
 void Parser::ParseDecorator(FuncSig* sig) {
   Expect(Tok::kAt);
   Path p = ParsePath();
-  if (!p.Is("pl", "function")) Fail(p.first, fmt::format("unknown decorator '@{}'", p.Join()));
+  if (!p.Is("pl", "function"))
+    Fail(p.first, fmt::format("unknown decorator '@{}'", Echo(p.Join())));
   if (Accept(Tok::kLParen)) {
     while (!At(Tok::kRParen)) {
       Token key = ExpectIdent("a decorator argument");
       Expect(Tok::kAssign);
       Path v = ParsePath();
       auto bad = [&](std::string_view what) {
-        Fail(v.first, fmt::format("{}= expects {}, got '{}'", key.text, what, v.Join()));
+        Fail(v.first,
+             fmt::format("{}= expects {}, got '{}'", Echo(key.text), what, Echo(v.Join())));
       };
       if (Eq(key.text, "type")) {
         if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "FunctionType"))
@@ -701,7 +695,7 @@ void Parser::ParseDecorator(FuncSig* sig) {
       } else {
         Fail(key,
              fmt::format("unknown @pl.function argument '{}' (expected type=, level= or role=)",
-                         key.text));
+                         Echo(key.text)));
       }
       if (!Accept(Tok::kComma)) break;
     }
@@ -731,7 +725,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     if (At(Tok::kRParen)) break;
     Token pname = ExpectIdent("a parameter name");
     if (!At(Tok::kColon))
-      Fail(Peek(), fmt::format("parameter '{}' needs a type annotation", pname.text));
+      Fail(Peek(), fmt::format("parameter '{}' needs a type annotation", Echo(pname.text)));
     Next();
     ParamDirection dir = ParamDirection::kIn;
     TypePtr type;
@@ -749,7 +743,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     }
     for (const auto& p : sig->params) {
       if (p->name_hint == pname.text)
-        Fail(pname, fmt::format("duplicate parameter '{}'", pname.text));
+        Fail(pname, fmt::format("duplicate parameter '{}'", Echo(pname.text)));
     }
     VarPtr v = MakeVar(std::string(pname.text), type, SpanOf(pname));
     sig->params.push_back(v);
@@ -788,7 +782,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   if (!At(Tok::kNewline)) Fail(Peek(), "expected a new line after the function signature");
   Next();
   if (!At(Tok::kIndent))
-    Fail(Peek(), fmt::format("expected an indented body for function '{}'", sig->name));
+    Fail(Peek(), fmt::format("expected an indented body for function '{}'", Echo(sig->name)));
   Next();
   if (!skip_body) return;
   sig->body_at = Checkpoint();
@@ -835,7 +829,7 @@ std::span<const TypePtr> Parser::ReturnTypesOf(FuncSig* sig, const Token& at) {
     Fail(at,
          fmt::format(
              "cannot deduce the return type of '{}' here (recursive call); annotate it with '->'",
-             sig->name));
+             Echo(sig->name)));
   }
   EnsureParsed(sig);
   return sig->ret_types;
@@ -899,7 +893,7 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
     if (!d.wb) {
       throw ValueError(
           fmt::format("window '{}': its base variable '{}' is never assigned in function '{}'",
-                      d.name, d.base, sig->name),
+                      Echo(d.name), Echo(d.base), Echo(sig->name)),
           d.span);
     }
   }
@@ -912,9 +906,8 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
   }
   local_checkpoint_count_ = local_checkpoints_base;
   auto body_seq = Seq(StmtsFrom(stmts_base), SpanOf(first));
-  auto fn = fn_nodes_.Make<Function>(sig->name, std::move(sig->params), std::move(sig->dirs),
-                                     sig->ret_types, std::move(body_seq), sig->type, sig->level,
-                                     sig->role);
+  auto fn = New<Function>(sig->name, std::move(sig->params), std::move(sig->dirs), sig->ret_types,
+                          std::move(body_seq), sig->type, sig->level, sig->role);
   fn->set_span(sig->span);
   sig->result = fn;
   depth_ = saved_depth;
@@ -960,19 +953,20 @@ void Parser::ParseWindowDecl() {
       if (AtName("True")) {
         v = true;
       } else if (!AtName("False")) {
-        Fail(Peek(), fmt::format("{}= expects True or False", key.text));
+        Fail(Peek(), fmt::format("{}= expects True or False", Echo(key.text)));
       }
       Next();
       (Eq(key.text, "load_from_host") ? d.load : d.store) = v;
     } else {
-      Fail(key, fmt::format("unknown window_buffer argument '{}'", key.text));
+      Fail(key, fmt::format("unknown window_buffer argument '{}'", Echo(key.text)));
     }
   }
   Expect(Tok::kRParen);
   ExpectEndOfStmt();
-  if (!have_base) throw ValueError(fmt::format("window '{}' needs base=\"VAR\"", d.name), d.span);
+  if (!have_base)
+    throw ValueError(fmt::format("window '{}' needs base=\"VAR\"", Echo(d.name)), d.span);
   if (fs_->window_index.count(d.name)) {
-    throw ValueError(fmt::format("window '{}' is declared twice", d.name), d.span);
+    throw ValueError(fmt::format("window '{}' is declared twice", Echo(d.name)), d.span);
   }
   size_t idx = fs_->windows.size();
   fs_->window_index.emplace(d.name, idx);
@@ -1017,12 +1011,12 @@ WindowBufferPtr Parser::LookupWindow(const Token& at, bool by_index, std::string
   } else {
     auto it = fs_->window_index.find(name);
     if (it == fs_->window_index.end())
-      Fail(at, fmt::format("window_ref to undeclared window '{}'", name));
+      Fail(at, fmt::format("window_ref to undeclared window '{}'", Echo(name)));
     d = &fs_->windows[it->second];
   }
   if (!d->wb) {
-    Fail(at, fmt::format("window '{}' is used before its base variable '{}' is assigned", d->name,
-                         d->base));
+    Fail(at, fmt::format("window '{}' is used before its base variable '{}' is assigned",
+                         Echo(d->name), Echo(d->base)));
   }
   return d->wb;
 }
@@ -1080,9 +1074,9 @@ void Parser::ParseStmtInto(std::vector<StmtPtr>* out) {
     if (Eq(t.text, "if")) return out->push_back(ParseIf(false));
     if (Eq(t.text, "with")) return out->push_back(ParseWith());
     if (Eq(t.text, "elif") || Eq(t.text, "else"))
-      Fail(t, fmt::format("'{}' without a matching 'if'", t.text));
+      Fail(t, fmt::format("'{}' without a matching 'if'", Echo(t.text)));
     if (Eq(t.text, "def") || Eq(t.text, "class"))
-      Fail(t, fmt::format("nested '{}' is not supported", t.text));
+      Fail(t, fmt::format("nested '{}' is not supported", Echo(t.text)));
   }
   StmtPtr s = ParseSimpleStmt();
   if (s) out->push_back(std::move(s));
@@ -1105,7 +1099,7 @@ StmtPtr Parser::ParseSimpleStmt() {
     if (Eq(t.text, "import") || Eq(t.text, "from"))
       Fail(t, "import statements are only allowed at module level");
     if (Eq(t.text, "break") || Eq(t.text, "continue"))
-      Fail(t, fmt::format("'{}' is not supported", t.text));
+      Fail(t, fmt::format("'{}' is not supported", Echo(t.text)));
     if (Eq(t.text, "pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
         AtName("window_buffer", 4)) {
       Fail(t, "pl._dump.window_buffer declarations must come first in the function body");
@@ -1281,7 +1275,7 @@ StmtPtr Parser::ParseAssign() {
     ann_tok = Peek();
     ann = ParseType();
     if (!At(Tok::kAssign))
-      Fail(Peek(), fmt::format("annotated name '{}' needs a value ('= ...')", name.text));
+      Fail(Peek(), fmt::format("annotated name '{}' needs a value ('= ...')", Echo(name.text)));
   }
   Expect(Tok::kAssign);
   if (AtYield()) return ParseYield({{name, ann}});
@@ -1312,8 +1306,8 @@ StmtPtr Parser::ParseAssign() {
   // as written, as in PyPTO (`i: pl.Scalar[pl.INDEX] = 0`).
   if (ann && !dump_call && (value->kind() == NodeKind::kCall || IsVarLikeKind(value->kind())) &&
       !AnnotationAgrees(ann, value->type)) {
-    Fail(ann_tok, fmt::format("'{}' is annotated {}, but the assigned value has type {}", name.text,
-                              PrintNode(ann), PrintNode(value->type)));
+    Fail(ann_tok, fmt::format("'{}' is annotated {}, but the assigned value has type {}",
+                              Echo(name.text), PrintNode(ann), PrintNode(value->type)));
   }
   VarPtr var = MakeVar(std::string(name.text), ann ? ann : value->type, SpanOf(name));
   StmtPtr s = Assign(var, value, SpanOf(name));
@@ -1367,7 +1361,7 @@ StmtPtr Parser::ParseFor() {
     Fail(p.first,
          fmt::format(
              "expected pl.range(...), pl.unroll(...) or pl.parallel(...) after 'in', got '{}'",
-             p.Join()));
+             Echo(p.Join())));
   }
   Token lp = Expect(Tok::kLParen);
   std::array<ExprPtr, 3> args;
@@ -1381,7 +1375,7 @@ StmtPtr Parser::ParseFor() {
       Next();
       if (!Eq(key.text, "init_values")) {
         Fail(key, fmt::format("pl.{}: keyword argument '{}' is not supported (only init_values=)",
-                              ForKindName(kind), key.text));
+                              ForKindName(kind), Echo(key.text)));
       }
       if (have_inits) Fail(key, "keyword argument 'init_values' repeated");
       have_inits = true;
@@ -1511,7 +1505,7 @@ StmtPtr Parser::ParseWith() {
     } else if (Eq(key.text, "attrs")) {
       attrs = ParseKwargDict();
     } else {
-      Fail(key, fmt::format("unknown comm_domain argument '{}'", key.text));
+      Fail(key, fmt::format("unknown comm_domain argument '{}'", Echo(key.text)));
     }
     if (!Accept(Tok::kComma)) break;
   }
@@ -1538,13 +1532,13 @@ StmtPtr Parser::ParseWith() {
 // keeping the callee, arguments and keyword arguments as written.
 StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
   if (!Eq(p.parts[0], "pl") && !Eq(p.parts[0], "pld")) {
-    Fail(p.first, fmt::format("'with {}': expected a pl.* or pld.* scope", p.Join()));
+    Fail(p.first, fmt::format("'with {}': expected a pl.* or pld.* scope", Echo(p.Join())));
   }
   if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
-    Fail(p.first, fmt::format("unknown pl._dump scope '{}'", p.Join()));
+    Fail(p.first, fmt::format("unknown pl._dump scope '{}'", Echo(p.Join())));
   }
   if (!At(Tok::kLParen))
-    Fail(Peek(), fmt::format("expected a call of '{}' after 'with'", p.Join()));
+    Fail(Peek(), fmt::format("expected a call of '{}' after 'with'", Echo(p.Join())));
   std::vector<ExprPtr> args;
   KwargList kwargs;
   ParseCallArgs(&args, &kwargs, nullptr);
@@ -1807,9 +1801,7 @@ int64_t Parser::ParseIntToken(const Token& t, bool negative) {
     uint64_t d = static_cast<uint64_t>(c - '0');
     if (v > (limit - d) / 10) {
       Fail(t, fmt::format("integer literal {}{} does not fit in 64 bits (int64 range)",
-                          negative ? "-" : "",
-                          t.text.size() > 40 ? std::string(t.text.substr(0, 40)) + "..."
-                                             : std::string(t.text)));
+                          negative ? "-" : "", Echo(t.text)));
     }
     v = v * 10 + d;
   }
@@ -1821,10 +1813,10 @@ double Parser::ParseFloatToken(const Token& t) {
   double v = 0;
   auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
   if (r.ec == std::errc::result_out_of_range) {
-    Fail(t, fmt::format("float literal '{}' is out of range", t.text));
+    Fail(t, fmt::format("float literal '{}' is out of range", Echo(t.text)));
   }
   if (r.ec != std::errc() || r.ptr != t.text.data() + t.text.size()) {
-    Fail(t, fmt::format("invalid float literal '{}'", t.text));
+    Fail(t, fmt::format("invalid float literal '{}'", Echo(t.text)));
   }
   return v;
 }
@@ -1936,20 +1928,21 @@ ExprPtr Parser::ParsePrimary() {
         has_upper =
             has_upper || (!p.parts[i].empty() && p.parts[i][0] >= 'A' && p.parts[i][0] <= 'Z');
       }
-      if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", p.Join()));
+      if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", Echo(p.Join())));
       auto gv = New<GlobalVar>(p.Join());
       gv->set_span(SpanOf(p.first));
       return gv;
     }
     return ParsePostfix(ParseDslCall(p));
   }
-  if (IsKeyword(t.text)) Fail(t, fmt::format("expected an expression, got '{}'", t.text));
+  if (IsKeyword(t.text)) Fail(t, fmt::format("expected an expression, got '{}'", Echo(t.text)));
   Next();
   const auto found = fs_ ? fs_->vars.find(t.text) : decltype(fs_->vars)::iterator();
-  if (!fs_ || found == fs_->vars.end()) Fail(t, fmt::format("undefined variable '{}'", t.text));
-  if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", t.text));
+  if (!fs_ || found == fs_->vars.end())
+    Fail(t, fmt::format("undefined variable '{}'", Echo(t.text)));
+  if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", Echo(t.text)));
   if (At(Tok::kDot))
-    Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", t.text));
+    Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", Echo(t.text)));
   return ParsePostfix(found->second);
 }
 
@@ -2000,7 +1993,7 @@ Parser::ScratchArgs Parser::ParseCallArgsOntoScratch(bool kwargs_allowed,
       if (!kwargs_allowed) Fail(key, "keyword arguments are not allowed here");
       for (size_t i = at.kwargs; i < kwarg_scratch_.size(); ++i) {
         if (kwarg_scratch_[i].first == key.text)
-          Fail(key, fmt::format("keyword argument '{}' repeated", key.text));
+          Fail(key, fmt::format("keyword argument '{}' repeated", Echo(key.text)));
       }
       if (kwarg_tokens) kwarg_tokens->push_back(key);
       std::string name(key.text);
@@ -2069,7 +2062,7 @@ std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(ParseVal
     Token kt = Peek();
     std::string key = ParseStringLit("a dictionary key");
     for (const auto& [k, v] : out) {
-      if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", key));
+      if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", Echo(key)));
     }
     Expect(Tok::kColon);
     out.emplace_back(std::move(key), parse_value());
@@ -2091,7 +2084,8 @@ ExprPtr Parser::ParseDispatch() {
   Token self = Next();
   Expect(Tok::kDot, "after 'self'");
   Token fname = ExpectIdent("a function name after 'self.'");
-  if (!At(Tok::kLParen)) Fail(Peek(), fmt::format("expected a call of 'self.{}'", fname.text));
+  if (!At(Tok::kLParen))
+    Fail(Peek(), fmt::format("expected a call of 'self.{}'", Echo(fname.text)));
   auto found = sig_by_name_.find(fname.text);
   // Only a body on the main lexer can read ahead: a signature may call functions
   // defined before it.
@@ -2099,7 +2093,8 @@ ExprPtr Parser::ParseDispatch() {
     ReadSignaturesAhead();
     found = sig_by_name_.find(fname.text);
   }
-  if (found == sig_by_name_.end()) Fail(fname, fmt::format("unknown function '{}'", fname.text));
+  if (found == sig_by_name_.end())
+    Fail(fname, fmt::format("unknown function '{}'", Echo(fname.text)));
   FuncSig* callee = found->second;
   Expect(Tok::kLParen);
   ExprPtr device;
@@ -2112,7 +2107,7 @@ ExprPtr Parser::ParseDispatch() {
         Fail(key,
              fmt::format(
                  "unexpected keyword argument '{}' in a call of '{}' (only device= is supported)",
-                 key.text, fname.text));
+                 Echo(key.text), Echo(fname.text)));
       }
       if (device) Fail(key, "keyword argument 'device' repeated");
       device = ParseExpr();
@@ -2125,8 +2120,8 @@ ExprPtr Parser::ParseDispatch() {
   Expect(Tok::kRParen);
   const size_t arg_count = expr_scratch_.size() - base;
   if (arg_count != callee->param_count) {
-    Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", fname.text, callee->param_count,
-                            callee->param_count == 1 ? "" : "s", arg_count));
+    Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", Echo(fname.text),
+                            callee->param_count, callee->param_count == 1 ? "" : "s", arg_count));
   }
   const auto& rets = ReturnTypesOf(callee, fname);
   TypePtr type = rets.empty()       ? TypePtr(UnknownType::Get())
@@ -2150,7 +2145,7 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
   }
   if (!user_alloc_names_.insert(lhs).second) {
     Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
-                         lhs));
+                         Echo(lhs)));
   }
   kwarg_scratch_.emplace_back("name", std::string(lhs));
   return MakeOpCall(AllocInfo(), ExprsFrom(a.args), KwargsFrom(a.kwargs), SpanOf(at));
@@ -2161,7 +2156,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   Span sp = SpanOf(at);
   if (p.n == 3 && Eq(p.parts[0], "pl") && Eq(p.parts[2], "get_byte")) {
     auto dt = DataTypeFromName(p.parts[1]);
-    if (!dt) Fail(at, fmt::format("unknown data type 'pl.{}'", p.parts[1]));
+    if (!dt) Fail(at, fmt::format("unknown data type 'pl.{}'", Echo(p.parts[1])));
     Expect(Tok::kLParen);
     Expect(Tok::kRParen, "(get_byte takes no arguments)");
     return Int(DataTypeBytes(*dt), DataType::kInt64, sp);
@@ -2171,7 +2166,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
     std::vector<ExprPtr> args;
     ParseCallArgs(&args, nullptr, nullptr);
     if (args.size() != 2)
-      Fail(at, fmt::format("{} takes 2 arguments, got {}", p.Join(), args.size()));
+      Fail(at, fmt::format("{} takes 2 arguments, got {}", Echo(p.Join()), args.size()));
     return MakeBinary(Eq(p.parts[1], "min") ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1],
                       at);
   }
@@ -2193,7 +2188,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
          "init_values");
   }
   if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
-    Fail(at, fmt::format("unknown pl._dump form '{}'", p.Join()));
+    Fail(at, fmt::format("unknown pl._dump form '{}'", Echo(p.Join())));
   }
   const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, nullptr);
   // Named after the arguments: they may hold calls that reuse the buffer.
@@ -2301,7 +2296,7 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
     } else if (Eq(key.text, "attrs")) {
       attrs = ParseExprDict();
     } else {
-      Fail(key, fmt::format("unknown pl._dump.call argument '{}'", key.text));
+      Fail(key, fmt::format("unknown pl._dump.call argument '{}'", Echo(key.text)));
     }
   }
   Expect(Tok::kRParen);
@@ -2339,7 +2334,7 @@ DataType Parser::ExpectDType() {
   auto dt = ParseDTypeName();
   if (!dt) {
     if (t.kind == Tok::kName && Eq(t.text, "pl") && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
-      Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Peek(2).text));
+      Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Echo(Peek(2).text)));
     }
     Fail(t, fmt::format("expected a data type such as pl.FP32, got {}", Describe(t)));
   }
@@ -2363,7 +2358,7 @@ TypePtr Parser::ParseType() {
   // The context is formatted only when the bracket is missing: this runs for
   // every annotation, and formatting it eagerly was one heap string per type.
   auto open = [&] {
-    if (!At(Tok::kLBracket)) Expect(Tok::kLBracket, fmt::format("after '{}'", p.Join()));
+    if (!At(Tok::kLBracket)) Expect(Tok::kLBracket, fmt::format("after '{}'", Echo(p.Join())));
     Next();
   };
   if (p.Is("pl", "Ptr")) return PtrType::Get();
@@ -2398,7 +2393,7 @@ TypePtr Parser::ParseType() {
         if (!r.Is("pl", "_dump", "window_ref")) {
           Fail(r.first,
                fmt::format("expected pl._dump.window_ref(...) as the third argument, got '{}'",
-                           r.Join()));
+                           Echo(r.Join())));
         }
         ExprPtr w = ParseWindowRefExpr(r.first);
         wb = PtrCast<const WindowBuffer>(w);
@@ -2419,9 +2414,9 @@ TypePtr Parser::ParseType() {
     return New<TupleType>(std::move(types));
   }
   if (p.Is("pl", "Out") || p.Is("pl", "InOut")) {
-    Fail(p.first, fmt::format("'{}[...]' is only allowed on a function parameter", p.Join()));
+    Fail(p.first, fmt::format("'{}[...]' is only allowed on a function parameter", Echo(p.Join())));
   }
-  Fail(p.first, fmt::format("unknown type '{}'", p.Join()));
+  Fail(p.first, fmt::format("unknown type '{}'", Echo(p.Join())));
 }
 
 }  // namespace
