@@ -1890,12 +1890,19 @@ ExprPtr Parser::ParsePrimary() {
       Next();
       return Str(Lexer::DecodeString(t.text), SpanOf(t));
     case Tok::kLParen: {
+      // `(e)` is e; `()`, `(e,)`, `(a, b)` are tuple values.
       Next();
       DepthGuard g(this, t);
+      if (Accept(Tok::kRParen)) return WithSpan(New<MakeTuple>(NodeList<ExprPtr>{}, true), SpanOf(t));
       ExprPtr e = ParseExpr();
-      if (At(Tok::kComma)) Fail(Peek(), "tuple expressions are not supported yet");
-      Expect(Tok::kRParen);
-      return e;
+      if (!Accept(Tok::kComma)) {
+        Expect(Tok::kRParen);
+        return e;
+      }
+      const size_t base = expr_scratch_.size();
+      expr_scratch_.push_back(std::move(e));
+      ParseExprsOntoScratch(Tok::kRParen);
+      return WithSpan(New<MakeTuple>(ExprsFrom(base), true), SpanOf(t));
     }
     case Tok::kLBracket: {
       Next();
