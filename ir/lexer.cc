@@ -430,6 +430,9 @@ void Lexer::BadChar(size_t b) const {
                         Echo(src_.substr(b, n))));
   }
   if (uc < 0x20 || uc == 0x7f) Fail(b, fmt::format("unexpected control character 0x{:02X}", uc));
+  if (c == '&' || c == '|' || c == '^' || c == '~') {
+    Fail(b, fmt::format("the bitwise operator '{}' is not supported", c));
+  }
   Fail(b, fmt::format("unexpected character '{}'", c));
 }
 

@@ -335,8 +335,17 @@ class Parser {
       Next();
       return;
     }
-    Fail(Peek(), fmt::format("expected end of line, got {}", Describe(Peek())));
+    FailAtEndOfStmt();
   }
+  [[noreturn, gnu::noinline, gnu::cold]] void FailAtEndOfStmt();
+  // Python that the text format does not take: "<construct> is not supported".
+  [[noreturn, gnu::noinline, gnu::cold]] void FailUnsupported(const Token& at,
+                                                              std::string_view construct) {
+    Fail(at, fmt::format("{} is not supported", construct));
+  }
+  // After a whole expression: Python operators and forms the format lacks.
+  void RejectAfterExpr();
+  [[noreturn, gnu::noinline, gnu::cold]] void FailUndefinedName(const Token& t);
 
   // Depth guard for every recursive production.
   struct DepthGuard {
@@ -1098,8 +1107,11 @@ StmtPtr Parser::ParseSimpleStmt() {
     }
     if (Eq(t.text, "import") || Eq(t.text, "from"))
       Fail(t, "import statements are only allowed at module level");
-    if (Eq(t.text, "break") || Eq(t.text, "continue"))
-      Fail(t, fmt::format("'{}' is not supported", Echo(t.text)));
+    if (Eq(t.text, "break") || Eq(t.text, "continue") || Eq(t.text, "assert") ||
+        Eq(t.text, "raise") || Eq(t.text, "try") || Eq(t.text, "global") ||
+        Eq(t.text, "nonlocal") || Eq(t.text, "del") || Eq(t.text, "async")) {
+      FailUnsupported(t, fmt::format("the '{}' statement", t.text));
+    }
     if (Eq(t.text, "pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
         AtName("window_buffer", 4)) {
       Fail(t, "pl._dump.window_buffer declarations must come first in the function body");
@@ -1424,6 +1436,7 @@ StmtPtr Parser::ParseFor() {
     DefineVar(carried[i].text, ia);
   }
   SeqStmtsPtr body = ParseBlock(at, has_carried ? &frame : nullptr);
+  if (AtName("else")) FailUnsupported(Peek(), "'else' after a loop");
   auto f = New<ForStmt>(lv, start, stop, step, body, kind);
   f->iter_args = std::move(frame.iter_args);
   f->return_vars = std::move(frame.return_vars);
@@ -1435,6 +1448,7 @@ StmtPtr Parser::ParseWhile() {
   Token at = Next();
   ExprPtr cond = ParseExpr();
   SeqStmtsPtr body = ParseBlock(at);
+  if (AtName("else")) FailUnsupported(Peek(), "'else' after a loop");
   return While(cond, body, SpanOf(at));
 }
 
@@ -1542,6 +1556,7 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
   std::vector<ExprPtr> args;
   KwargList kwargs;
   ParseCallArgs(&args, &kwargs, nullptr);
+  if (At(Tok::kComma)) FailUnsupported(Peek(), "a with statement of several context managers");
   VarPtr as_var;
   if (AtName("as")) {
     Next();
@@ -1672,7 +1687,67 @@ CallPtr Parser::MakeOpCallWithType(std::string_view op_name, Args args, KwargLis
 
 ExprPtr Parser::ParseExpr() {
   DepthGuard g(this, Peek());
-  return ParseBinary(1);
+  ExprPtr e = ParseBinary(1);
+  RejectAfterExpr();
+  return e;
+}
+
+namespace {
+// Whether `b` starts right where `a` ends (two tokens written as one operator).
+bool Adjacent(const Token& a, const Token& b) {
+  return a.line == b.line && a.col + static_cast<int32_t>(a.text.size()) == b.col;
+}
+}  // namespace
+
+void Parser::RejectAfterExpr() {
+  const Token& t = Peek();
+  if (t.kind == Tok::kAt) FailUnsupported(t, "the matrix multiplication operator '@'");
+  if (t.kind != Tok::kName) return;
+  if (Eq(t.text, "if")) FailUnsupported(t, "a conditional expression (x if c else y)");
+  if (Eq(t.text, "for")) FailUnsupported(t, "a comprehension ([x for x in ...])");
+  if (Eq(t.text, "is")) FailUnsupported(t, "the 'is' operator");
+  if (Eq(t.text, "in")) FailUnsupported(t, "the 'in' operator");
+  if (Eq(t.text, "not") && AtName("in", 1)) FailUnsupported(t, "the 'not in' operator");
+}
+
+void Parser::FailAtEndOfStmt() {
+  const Token& t = Peek();
+  if (t.kind == Tok::kSemicolon) FailUnsupported(t, "more than one statement on a line (';')");
+  if (t.kind == Tok::kComma)
+    Fail(t, "a tuple without parentheses is not supported here; write (a, b)");
+  if (t.kind == Tok::kString) FailUnsupported(t, "implicit concatenation of string literals");
+  Fail(t, fmt::format("expected end of line, got {}", Describe(t)));
+}
+
+// A name that is no variable: say what Python construct it starts, when it
+// plainly is one the format lacks.
+void Parser::FailUndefinedName(const Token& t) {
+  const Token& next = Peek();
+  if (next.kind == Tok::kString && Adjacent(t, next) && t.text.size() <= 2) {
+    FailUnsupported(
+        t, fmt::format("the string prefix '{}' (f-strings, byte and raw strings)", Echo(t.text)));
+  }
+  if (next.kind == Tok::kColon && At(Tok::kAssign, 1) && Adjacent(next, Peek(1))) {
+    FailUnsupported(next, "an assignment expression (:=)");
+  }
+  if (next.kind == Tok::kLParen) {
+    Fail(t, fmt::format("calls of '{}' are not supported: only pl.* and pld.* ops and "
+                        "self.<function> can be called",
+                        Echo(t.text)));
+  }
+  // The loop variable of a comprehension is used before its `for`.
+  for (int k = 0, depth = 0; k < Lexer::kLookahead; ++k) {
+    const Token& u = Peek(k);
+    if (u.kind == Tok::kNewline || u.kind == Tok::kEof) break;
+    if (u.kind == Tok::kLParen || u.kind == Tok::kLBracket || u.kind == Tok::kLBrace) ++depth;
+    if (u.kind == Tok::kRParen || u.kind == Tok::kRBracket || u.kind == Tok::kRBrace) {
+      if (--depth < 0) break;
+    }
+    if (depth == 0 && u.kind == Tok::kName && Eq(u.text, "for")) {
+      FailUnsupported(u, "a comprehension ([x for x in ...])");
+    }
+  }
+  Fail(t, fmt::format("undefined variable '{}'", Echo(t.text)));
 }
 
 namespace {
@@ -1762,6 +1837,18 @@ ExprPtr Parser::ParseBinary(int min_prec) {
     const int prec = BinaryPrec(Peek(), &op);
     if (prec == 0 || prec < min_prec) return l;
     Token t = Next();
+    const Token& after = Peek();
+    if (Adjacent(t, after)) {
+      if (after.kind == Tok::kAssign) {
+        FailUnsupported(t, fmt::format("augmented assignment ('{}=')", t.text));
+      }
+      if (t.kind == Tok::kStar && after.kind == Tok::kStar) {
+        FailUnsupported(t, "the power operator '**'");
+      }
+      if ((t.kind == Tok::kLt || t.kind == Tok::kGt) && after.kind == t.kind) {
+        FailUnsupported(t, fmt::format("the shift operator '{0}{0}'", t.text));
+      }
+    }
     ExprPtr r = ParseBinary(prec + 1);
     l = MakeBinary(op, std::move(l), std::move(r), t);
     if (prec == 4 && CompareOp(Peek().kind))
@@ -1888,6 +1975,7 @@ ExprPtr Parser::ParsePrimary() {
       return Float(ParseFloatToken(t), DataType::kFP32, SpanOf(t));
     case Tok::kString:
       Next();
+      if (At(Tok::kString)) FailUnsupported(Peek(), "implicit concatenation of string literals");
       return Str(Lexer::DecodeString(t.text), SpanOf(t));
     case Tok::kLParen: {
       // `(e)` is e; `()`, `(e,)`, `(a, b)` are tuple values.
@@ -1911,6 +1999,13 @@ ExprPtr Parser::ParsePrimary() {
     }
     case Tok::kName:
       break;
+    case Tok::kLBrace:
+      FailUnsupported(t, "a dict or set literal as a value");
+    case Tok::kStar:
+      FailUnsupported(t, "a starred expression (*x, **x)");
+    case Tok::kDot:
+      if (At(Tok::kDot, 1) && At(Tok::kDot, 2)) FailUnsupported(t, "'...' (Ellipsis)");
+      [[fallthrough]];
     default:
       Fail(t, fmt::format("expected an expression, got {}", Describe(t)));
   }
@@ -1942,11 +2037,17 @@ ExprPtr Parser::ParsePrimary() {
     }
     return ParsePostfix(ParseDslCall(p));
   }
-  if (IsKeyword(t.text)) Fail(t, fmt::format("expected an expression, got '{}'", Echo(t.text)));
+  if (IsKeyword(t.text)) {
+    if (Eq(t.text, "lambda")) FailUnsupported(t, "a lambda expression");
+    if (Eq(t.text, "None")) FailUnsupported(t, "None as a value");
+    if (Eq(t.text, "yield") || Eq(t.text, "await")) {
+      FailUnsupported(t, fmt::format("a '{}' expression", t.text));
+    }
+    Fail(t, fmt::format("expected an expression, got '{}'", Echo(t.text)));
+  }
   Next();
   const auto found = fs_ ? fs_->vars.find(t.text) : decltype(fs_->vars)::iterator();
-  if (!fs_ || found == fs_->vars.end())
-    Fail(t, fmt::format("undefined variable '{}'", Echo(t.text)));
+  if (!fs_ || found == fs_->vars.end()) FailUndefinedName(t);
   if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", Echo(t.text)));
   if (At(Tok::kDot))
     Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", Echo(t.text)));
@@ -2429,6 +2530,11 @@ TypePtr Parser::ParseType() {
 }  // namespace
 
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
+  if (options.max_nesting_depth < 1 || options.max_nesting_depth > kMaxNestingDepthLimit) {
+    throw ValueError(fmt::format("max_nesting_depth must be between 1 and {}, got {}",
+                                 kMaxNestingDepthLimit, options.max_nesting_depth),
+                     Span{InternFileName(options.filename), 1 + options.line_offset, 1});
+  }
   if (text.size() > options.max_input_bytes) {
     const FileId file = InternFileName(options.filename);
     throw ValueError(
