@@ -294,10 +294,9 @@ bool Lexer::LexIndentation(Token& out) {
 }
 
 // Most tokens are LexCommon's, after blanks inside a line: Lex is that and nothing
-// else, small so that its register saves stay cheap (the whole lexer in one
-// function saved six registers per token). Everything else (line starts and
-// indentation, newlines, comments, the other operators, errors, the end) is
-// LexRest, which starts over from pos_.
+// else, kept small so that the common path saves few registers. Everything else
+// (line starts and indentation, newlines, comments, the other operators, errors,
+// the end) is LexRest, which starts over from pos_.
 void Lexer::Lex(Token& out) {
   if (!at_line_start_ && pending_dedents_ == 0) [[likely]] {
     const char* data = src_.data();

@@ -106,8 +106,8 @@ class Lexer {
     Lex(buf_[(head_ + count_) & (kLookahead - 1)]);
     ++count_;
   }
-  // Writes the next token in place: returning a Token by value cost a
-  // store-forwarding stall per token when the caller copied it into the buffer.
+  // Writes the next token in place, into the lookahead buffer (a Token returned
+  // by value and copied there stalls on store forwarding).
   void Lex(Token& out);
   bool LexCommon(Token& out, size_t p);
   void LexRest(Token& out);

@@ -238,9 +238,8 @@ class Parser {
   // `args`, `kwargs`: vectors, or the tops of the scratch stacks (ExprsFrom, KwargsFrom).
   template <typename Args, typename KwArgs>
   CallPtr MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span);
-  // The registry's shared Op node of a modelled op. The registry finds it by a
-  // scan of the op names; each op call used to scan three times (Find in the
-  // parser, then Find and GetOp in MakeOpCall).
+  // The registry's shared Op node of a modelled op, remembered per OpInfo: the
+  // registry finds it by a scan of the op names.
   const OpPtr& OpNodeOf(const OpInfo* info) {
     for (const auto& [i, op] : op_nodes_) {
       if (i == info) return op;
@@ -475,9 +474,8 @@ class Parser {
   std::string op_name_buf_;
   std::vector<std::pair<const OpInfo*, OpPtr>> op_nodes_;
   const OpInfo* alloc_info_ = nullptr;
-  // Lexer checkpoints kept out of the per-function records: a Lexer is a few
-  // hundred bytes, and one large record per function made the allocator
-  // consolidate its free lists on every function.
+  // Lexer checkpoints, kept out of the per-function records so that the records
+  // stay small (a Lexer is a few hundred bytes).
   std::vector<Lexer> checkpoints_;
   // Lists under construction, innermost last: a finished list is copied out at its
   // exact size (one allocation instead of one per doubling).
@@ -504,9 +502,8 @@ class Parser {
     return static_cast<int>(checkpoints_.size()) - 1;
   }
   // Checkpoints that live only as long as the body being parsed (window sizes):
-  // their slots are reused by the next body. Kept in checkpoints_, every
-  // pl._dump.window_buffer of a large program added a Lexer to a vector that only
-  // grew (tens of MB, copied at each doubling, freed only at the end).
+  // their slots are reused by the next body, so a large program's window
+  // declarations do not accumulate Lexer copies.
   std::vector<Lexer> local_checkpoints_;
   size_t local_checkpoint_count_ = 0;
   int LocalCheckpoint() {
@@ -2463,8 +2460,8 @@ TypePtr Parser::ParseType() {
   }
   if (auto dt = ParseDTypeName()) return ScalarTy(*dt);
   Path p = ParsePath();
-  // The context is formatted only when the bracket is missing: this runs for
-  // every annotation, and formatting it eagerly was one heap string per type.
+  // The context is formatted only when the bracket is missing (this runs for
+  // every annotation).
   auto open = [&] {
     if (!At(Tok::kLBracket)) Expect(Tok::kLBracket, fmt::format("after '{}'", Echo(p.Join())));
     Next();
