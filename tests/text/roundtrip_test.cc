@@ -46,7 +46,7 @@ TEST(TextRoundTrip, UserFormHostProgram) {
                                          Assign(data, view), loop, Eval(ar), Return({Int(0)})},
                                         {ScalarTy(DataType::kInt64)})});
   EXPECT_TRUE(RoundTrips(p));
-  // Expected text written by hand from DESIGN §3 and docs/ir-conventions.md.
+  // Expected text written by hand from docs/text-format.md and docs/ir-conventions.md.
   const std::string expected =
       "@pl.program\n"
       "class P:\n"
