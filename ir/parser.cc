@@ -199,42 +199,12 @@ class Parser {
   ProgramPtr Run();
 
  private:
-  // ---- nodes. These shadow the builder's functions of the same names
-  // (ir/builder.h) and build the same nodes with the same checks and messages.
-  template <typename T, typename... Args>
-  static NodeRef<T> New(Args&&... args) {
-    return MakeNode<T>(std::forward<Args>(args)...);
-  }
+  // ---- nodes (ir/builder.h builds most of them)
   template <typename T>
   static NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
     n->set_span(span);
     return n;
   }
-  VarPtr MakeVar(std::string name, TypePtr type, const Span& span) {
-    return WithSpan(New<Var>(std::move(name), std::move(type)), span);
-  }
-  ExprPtr Int(int64_t v, DataType dt, const Span& span) {
-    return WithSpan(New<ConstInt>(v, dt), span);
-  }
-  ExprPtr Float(double v, DataType dt, const Span& span) {
-    return WithSpan(New<ConstFloat>(v, dt), span);
-  }
-  ExprPtr Bool(bool v, const Span& span) { return WithSpan(New<ConstBool>(v), span); }
-  ExprPtr Str(std::string v, const Span& span) {
-    return WithSpan(New<ConstString>(std::move(v)), span);
-  }
-  ExprPtr Tuple(std::vector<ExprPtr> elements, const Span& span) {
-    return WithSpan(New<MakeTuple>(std::move(elements)), span);
-  }
-  ExprPtr Tuple(VectorTail<ExprPtr> elements, const Span& span) {
-    return WithSpan(New<MakeTuple>(elements), span);
-  }
-  ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span);
-  ExprPtr Unary(UnaryOp op, ExprPtr x, const Span& span);
-  // `args`: a std::vector, or the top of expr_scratch_ (ExprsFrom).
-  template <typename Args>
-  CallPtr MakeFunctionCall(std::string callee, Args args, ExprPtr device, TypePtr result_type,
-                           const Span& span);
   // `args`, `kwargs`: vectors, or the tops of the scratch stacks (ExprsFrom, KwargsFrom).
   template <typename Args, typename KwArgs>
   CallPtr MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span);
@@ -249,29 +219,6 @@ class Parser {
   const OpInfo* AllocInfo() {
     if (!alloc_info_) alloc_info_ = OpRegistry::Get().Find(ops::kAllocWindowBuffer);
     return alloc_info_;
-  }
-  template <typename Args>
-  CallPtr MakeOpCallWithType(std::string_view op_name, Args args, KwargList kwargs,
-                             TypePtr result_type, const Span& span);
-  StmtPtr Assign(VarPtr var, ExprPtr value, const Span& span) {
-    return WithSpan(New<AssignStmt>(std::move(var), std::move(value)), span);
-  }
-  StmtPtr Eval(ExprPtr e, const Span& span) { return WithSpan(New<EvalStmt>(std::move(e)), span); }
-  SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, const Span& span) {
-    return WithSpan(New<SeqStmts>(std::move(stmts)), span);
-  }
-  SeqStmtsPtr Seq(VectorTail<StmtPtr> stmts, const Span& span) {
-    return WithSpan(New<SeqStmts>(stmts), span);
-  }
-  StmtPtr While(ExprPtr cond, StmtPtr body, const Span& span) {
-    return WithSpan(New<WhileStmt>(std::move(cond), std::move(body)), span);
-  }
-  StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, const Span& span) {
-    return WithSpan(New<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
-  }
-  TypePtr TensorTy(VectorTail<ExprPtr> shape, DataType dt) { return New<TensorType>(shape, dt); }
-  TypePtr DistTensorTy(VectorTail<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
-    return New<DistributedTensorType>(shape, dt, nullptr, nullptr, std::move(wb));
   }
 
   // ---- tokens
@@ -596,7 +543,7 @@ ProgramPtr Parser::Run() {
     EnsureParsed(&s);
     fns.push_back(std::move(s.result));
   }
-  auto program = New<Program>(std::string(name.text), dyn_dims_, std::move(fns));
+  auto program = MakeNode<Program>(std::string(name.text), dyn_dims_, std::move(fns));
   program->set_span(SpanOf(at));
   return program;
 }
@@ -912,8 +859,9 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
   }
   local_checkpoint_count_ = local_checkpoints_base;
   auto body_seq = Seq(StmtsFrom(stmts_base), SpanOf(first));
-  auto fn = New<Function>(sig->name, std::move(sig->params), std::move(sig->dirs), sig->ret_types,
-                          std::move(body_seq), sig->type, sig->level, sig->role);
+  auto fn =
+      MakeNode<Function>(sig->name, std::move(sig->params), std::move(sig->dirs), sig->ret_types,
+                         std::move(body_seq), sig->type, sig->level, sig->role);
   fn->set_span(sig->span);
   sig->result = fn;
   depth_ = saved_depth;
@@ -987,7 +935,7 @@ void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
     LexerSwap swap(&lex_, &sub);
     size = ParseExpr();
   }
-  auto wb = New<WindowBuffer>(base, size, d.load, d.store);
+  auto wb = MakeNode<WindowBuffer>(base, size, d.load, d.store);
   wb->set_span(d.span);
   d.wb = wb;
 }
@@ -1136,7 +1084,7 @@ StmtPtr Parser::ParseSimpleStmt() {
     }
     Next();
     ExprPtr value = ParseExpr();
-    auto a = New<SubscriptAssignStmt>(e, value);
+    auto a = MakeNode<SubscriptAssignStmt>(e, value);
     a->set_span(SpanOf(t));
     ExpectEndOfStmt();
     return a;
@@ -1177,7 +1125,7 @@ StmtPtr Parser::ParseUnpackAssign() {
   for (size_t i = 0; i < names.size(); ++i) {
     vars.push_back(MakeVar(std::string(names[i].text), types[i], SpanOf(names[i])));
   }
-  auto s = New<UnpackAssignStmt>(vars, value);
+  auto s = MakeNode<UnpackAssignStmt>(vars, value);
   s->set_span(SpanOf(names[0]));
   for (size_t i = 0; i < names.size(); ++i) DefineVar(names[i].text, vars[i]);
   return s;
@@ -1212,7 +1160,7 @@ StmtPtr Parser::ParseYield(const std::vector<std::pair<Token, TypePtr>>& targets
     frame->return_vars.push_back(v);
     DefineVar(tok.text, v);
   }
-  auto y = New<YieldStmt>(std::move(values));
+  auto y = MakeNode<YieldStmt>(std::move(values));
   y->set_span(SpanOf(at));
   return y;
 }
@@ -1304,7 +1252,7 @@ StmtPtr Parser::ParseAssign() {
   if (ann && value->kind() == NodeKind::kCall && value->type->kind() == NodeKind::kUnknownType) {
     const auto& c = static_cast<const Call&>(*value);
     if (c.op && c.op->kind() == NodeKind::kOp && !static_cast<const Op&>(*c.op).info) {
-      auto typed = New<Call>(c);
+      auto typed = MakeNode<Call>(c);
       typed->type = ann;
       value = typed;
     }
@@ -1339,7 +1287,7 @@ StmtPtr Parser::ParseReturn() {
     for (size_t i = base; i < expr_scratch_.size(); ++i)
       fs_->first_return_types.push_back(expr_scratch_[i]->type);
   }
-  return WithSpan(New<ReturnStmt>(ExprsFrom(base)), SpanOf(at));
+  return WithSpan(MakeNode<ReturnStmt>(ExprsFrom(base)), SpanOf(at));
 }
 
 StmtPtr Parser::ParseFor() {
@@ -1427,14 +1375,14 @@ StmtPtr Parser::ParseFor() {
   DefineVar(var_name.text, lv);
   YieldFrame frame;
   for (size_t i = 0; i < carried.size(); ++i) {
-    auto ia = New<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
+    auto ia = MakeNode<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
     ia->set_span(SpanOf(carried[i]));
     frame.iter_args.push_back(ia);
     DefineVar(carried[i].text, ia);
   }
   SeqStmtsPtr body = ParseBlock(at, has_carried ? &frame : nullptr);
   if (AtName("else")) FailUnsupported(Peek(), "'else' after a loop");
-  auto f = New<ForStmt>(lv, start, stop, step, body, kind);
+  auto f = MakeNode<ForStmt>(lv, start, stop, step, body, kind);
   f->iter_args = std::move(frame.iter_args);
   f->return_vars = std::move(frame.return_vars);
   f->set_span(sp);
@@ -1532,9 +1480,9 @@ StmtPtr Parser::ParseWith() {
     slot_scratch_.push_back(LookupWindow(tok, false, n, 0));
   }
   slot_name_scratch_.resize(slot_names_base);
-  auto s = New<CommDomainScopeStmt>(std::move(name), std::move(devices),
-                                    VectorTail<WindowBufferPtr>{&slot_scratch_, slots_base},
-                                    std::move(attrs), body);
+  auto s = MakeNode<CommDomainScopeStmt>(std::move(name), std::move(devices),
+                                         VectorTail<WindowBufferPtr>{&slot_scratch_, slots_base},
+                                         std::move(attrs), body);
   s->set_span(SpanOf(at));
   return s;
 }
@@ -1566,7 +1514,7 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
     DefineVar(name.text, as_var);
   }
   SeqStmtsPtr body = ParseBlock(at);
-  auto s = New<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
+  auto s = MakeNode<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
   s->set_span(SpanOf(at));
   return s;
 }
@@ -1607,7 +1555,7 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
   if ((a_unknown || b_unknown) && (a_unknown || IsScalarTyped(a)) &&
       (b_unknown || IsScalarTyped(b))) {
     TypePtr t = IsLogical(op) ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = New<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
+    auto e = MakeNode<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
     e->set_span(SpanOf(at));
     return e;
   }
@@ -1617,68 +1565,22 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
 ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
   if (IsUnknownTyped(x)) {
     TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = New<UnaryExpr>(op, std::move(x), std::move(t));
+    auto e = MakeNode<UnaryExpr>(op, std::move(x), std::move(t));
     e->set_span(SpanOf(at));
     return e;
   }
   return Unary(op, std::move(x), SpanOf(at));
 }
 
-namespace {
-const ScalarType* ScalarOrNull(const ExprPtr& e) {
-  if (!e || !e->type || e->type->kind() != NodeKind::kScalarType) return nullptr;
-  return static_cast<const ScalarType*>(e->type.get());
-}
-}  // namespace
-
-ExprPtr Parser::Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span) {
-  const ScalarType* ta = ScalarOrNull(a);
-  const ScalarType* tb = ScalarOrNull(b);
-  if (!ta || !tb) {
-    throw ValueError(fmt::format("operator {} needs scalar operands", BinaryOpName(op)), span);
-  }
-  TypePtr t = ScalarTy(PromoteDataTypes(op, ta->dtype, tb->dtype));
-  return WithSpan(New<BinaryExpr>(op, std::move(a), std::move(b), std::move(t)), span);
-}
-
-ExprPtr Parser::Unary(UnaryOp op, ExprPtr x, const Span& span) {
-  const ScalarType* tx = ScalarOrNull(x);
-  if (!tx) {
-    throw ValueError(fmt::format("operator {} needs a scalar operand", UnaryOpName(op)), span);
-  }
-  TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : x->type;
-  return WithSpan(New<UnaryExpr>(op, std::move(x), std::move(t)), span);
-}
-
-template <typename Args>
-CallPtr Parser::MakeFunctionCall(std::string callee, Args args, ExprPtr device, TypePtr result_type,
-                                 const Span& span) {
-  auto gv = WithSpan(New<GlobalVar>(std::move(callee)), span);
-  ExprAttrs attrs;
-  if (device) attrs = ExprAttrs{ExprAttr{"device", std::move(device)}};
-  return WithSpan(New<Call>(std::move(gv), std::move(args), Kwargs{}, std::move(attrs),
-                            result_type ? std::move(result_type) : UnknownType::Get()),
-                  span);
-}
-
 // The registry's MakeOpCall for a modelled op (same checks, same messages, same
-// span), with the node in the arena: the call is built first and its type
+// span), with the Op node from OpNodeOf: the call is built first and its type
 // deduced from it.
 template <typename Args, typename KwArgs>
 CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span) {
   auto call = WithSpan(
-      New<Call>(OpNodeOf(info), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr), span);
+      MakeNode<Call>(OpNodeOf(info), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr),
+      span);
   call->type = DeduceCallType(*call);
-  return call;
-}
-
-template <typename Args>
-CallPtr Parser::MakeOpCallWithType(std::string_view op_name, Args args, KwargList kwargs,
-                                   TypePtr result_type, const Span& span) {
-  auto call = WithSpan(New<Call>(OpRegistry::Get().GetOp(op_name), std::move(args),
-                                 std::move(kwargs), ExprAttrList{}, std::move(result_type)),
-                       span);
-  DeduceCallType(*call);  // checks arguments of a registered op; the recorded type stays
   return call;
 }
 
@@ -1978,7 +1880,8 @@ ExprPtr Parser::ParsePrimary() {
       // `(e)` is e; `()`, `(e,)`, `(a, b)` are tuple values.
       Next();
       DepthGuard g(this, t);
-      if (Accept(Tok::kRParen)) return WithSpan(New<MakeTuple>(NodeList<ExprPtr>{}, true), SpanOf(t));
+      if (Accept(Tok::kRParen))
+        return WithSpan(MakeNode<MakeTuple>(NodeList<ExprPtr>{}, true), SpanOf(t));
       ExprPtr e = ParseExpr();
       if (!Accept(Tok::kComma)) {
         Expect(Tok::kRParen);
@@ -1987,7 +1890,7 @@ ExprPtr Parser::ParsePrimary() {
       const size_t base = expr_scratch_.size();
       expr_scratch_.push_back(std::move(e));
       ParseExprsOntoScratch(Tok::kRParen);
-      return WithSpan(New<MakeTuple>(ExprsFrom(base), true), SpanOf(t));
+      return WithSpan(MakeNode<MakeTuple>(ExprsFrom(base), true), SpanOf(t));
     }
     case Tok::kLBracket: {
       Next();
@@ -2028,7 +1931,7 @@ ExprPtr Parser::ParsePrimary() {
             has_upper || (!p.parts[i].empty() && p.parts[i][0] >= 'A' && p.parts[i][0] <= 'Z');
       }
       if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", Echo(p.Join())));
-      auto gv = New<GlobalVar>(p.Join());
+      auto gv = MakeNode<GlobalVar>(p.Join());
       gv->set_span(SpanOf(p.first));
       return gv;
     }
@@ -2064,7 +1967,7 @@ ExprPtr Parser::ParsePostfix(ExprPtr base) {
     }
     Expect(Tok::kRBracket);
     if (idx.empty()) Fail(lb, "empty subscript");
-    auto sub = New<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
+    auto sub = MakeNode<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
     sub->set_span(SpanOf(lb));
     base = sub;
   }
@@ -2082,7 +1985,7 @@ ExprPtr Parser::ParseIndex() {
   ExprPtr step;
   if (Accept(Tok::kColon)) step = part_ends() ? nullptr : ParseExpr();
   if (At(Tok::kColon)) Fail(Peek(), "a slice has at most three parts (start:stop:step)");
-  auto sl = New<Slice>(std::move(start), std::move(stop), std::move(step));
+  auto sl = MakeNode<Slice>(std::move(start), std::move(stop), std::move(step));
   sl->set_span(SpanOf(at));
   return sl;
 }
@@ -2231,7 +2134,7 @@ ExprPtr Parser::ParseDispatch() {
   const auto& rets = ReturnTypesOf(callee, fname);
   TypePtr type = rets.empty()       ? TypePtr(UnknownType::Get())
                  : rets.size() == 1 ? rets[0]
-                                    : TypePtr(New<TupleType>(rets));
+                                    : TypePtr(MakeNode<TupleType>(rets));
   return MakeFunctionCall(std::string(fname.text), ExprsFrom(base), device, type, SpanOf(self));
 }
 
@@ -2310,8 +2213,8 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (!info) {
     // An op the registry does not model: kept as written, result type unknown
     // (ParseAssign gives it the annotation's type).
-    auto call = New<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(a.args), KwargsFrom(a.kwargs),
-                          ExprAttrList{}, UnknownType::Get());
+    auto call = MakeNode<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(a.args),
+                               KwargsFrom(a.kwargs), ExprAttrList{}, UnknownType::Get());
     call->set_span(sp);
     return call;
   }
@@ -2407,16 +2310,16 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   Expect(Tok::kRParen);
   Span sp = SpanOf(at);
   if (op.substr(0, 5) == "self.") {
-    auto gv = New<GlobalVar>(std::string(op.substr(5)));
+    auto gv = MakeNode<GlobalVar>(std::string(op.substr(5)));
     gv->set_span(sp);
-    auto call = New<Call>(gv, ExprsFrom(args), std::move(kwargs), std::move(attrs), type);
+    auto call = MakeNode<Call>(gv, ExprsFrom(args), std::move(kwargs), std::move(attrs), type);
     call->set_span(sp);
     return call;
   }
   if (op.empty()) Fail(op_tok, "empty op name");
   CallPtr call = MakeOpCallWithType(op, ExprsFrom(args), std::move(kwargs), type, sp);
   if (attrs.empty()) return call;
-  auto with_attrs = New<Call>(*call);
+  auto with_attrs = MakeNode<Call>(*call);
   with_attrs->attrs = std::move(attrs);
   return with_attrs;
 }
@@ -2481,7 +2384,7 @@ TypePtr Parser::ParseType() {
     DataType dt = ExpectDType();
     Accept(Tok::kComma);
     Expect(Tok::kRBracket);
-    if (Eq(p.parts[1], "Tile")) return New<TileType>(ExprsFrom(shape), dt);
+    if (Eq(p.parts[1], "Tile")) return MakeNode<TileType>(ExprsFrom(shape), dt);
     return TensorTy(ExprsFrom(shape), dt);
   }
   if (p.Is("pld", "DistributedTensor")) {
@@ -2516,7 +2419,7 @@ TypePtr Parser::ParseType() {
       if (!Accept(Tok::kComma)) break;
     }
     Expect(Tok::kRBracket);
-    return New<TupleType>(std::move(types));
+    return MakeNode<TupleType>(std::move(types));
   }
   if (p.Is("pl", "Out") || p.Is("pl", "InOut")) {
     Fail(p.first, fmt::format("'{}[...]' is only allowed on a function parameter", Echo(p.Join())));
