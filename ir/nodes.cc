@@ -71,8 +71,8 @@ static TypePtr TupleTypeOf(std::span<const ExprPtr> elements) {
   }));
 }
 
-MakeTuple::MakeTuple(NodeList<ExprPtr> e)
-    : Expr(NodeKind::kMakeTuple, TupleTypeOf(e)), elements(std::move(e)) {}
+MakeTuple::MakeTuple(NodeList<ExprPtr> e, bool paren)
+    : Expr(NodeKind::kMakeTuple, TupleTypeOf(e)), elements(std::move(e)), parenthesized(paren) {}
 
 Slice::Slice(ExprPtr a, ExprPtr b, ExprPtr c)
     : Expr(NodeKind::kSlice, UnknownType::Get()), start(std::move(a)), stop(std::move(b)), step(std::move(c)) {}

@@ -1146,12 +1146,13 @@ class Printer {
       }
       case NodeKind::kMakeTuple: {
         const auto& t = static_cast<const MakeTuple&>(*e);
-        out_ += '[';
+        out_ += t.parenthesized ? '(' : '[';
         for (size_t i = 0; i < t.elements.size(); ++i) {
           if (i) out_ += ", ";
           PrintExpr(t.elements[i], 0);
         }
-        out_ += ']';
+        if (t.parenthesized && t.elements.size() == 1) out_ += ',';
+        out_ += t.parenthesized ? ')' : ']';
         return;
       }
       case NodeKind::kCall:
