@@ -402,11 +402,11 @@ TEST(VerifierProperty, FlagsThePlantedDefectOfInvalidInputs) {
       {fuzz::InvalidKind::kDeviceExpr, "CDS-V021", "expression"},
       {fuzz::InvalidKind::kDeviceNegative, "CDS-V021", "negative"},
       {fuzz::InvalidKind::kDeviceWorldSizeStart, "CDS-V021", "start other than 0"},
-      {fuzz::InvalidKind::kDeviceMissing, "CDS-V021", "missing"},
       {fuzz::InvalidKind::kDeviceLoopNonconstBounds, "CDS-V021", "neither constants"},
       {fuzz::InvalidKind::kDeviceRangeTooLarge, "CDS-V021", "more devices"},
       {fuzz::InvalidKind::kEmptyCoverage, "CDS-V020", "empty device set"},
       {fuzz::InvalidKind::kUnconsumedAlloc, "CDS-V020", "no dispatch consumes"},
+      {fuzz::InvalidKind::kOnlyUnplacedDispatch, "CDS-V020", "without device= cover no device"},
   };
   for (const Case& c : cases) {
     CheckProperty(
