@@ -32,7 +32,7 @@ class Function final : public Node {
   NodeList<TypePtr> return_types;
   StmtPtr body;
   FunctionType func_type;
-  std::optional<Level> level;  // as written; see EffectiveLevel()
+  std::optional<Level> level;  // as written; the level a missing one stands for is a pass rule
   std::optional<Role> role;
   static constexpr auto Fields() {
     return std::make_tuple(UsualField("name", &Function::name), UsualField("func_type", &Function::func_type),
@@ -41,14 +41,6 @@ class Function final : public Node {
                            UsualField("param_directions", &Function::param_directions),
                            UsualField("return_types", &Function::return_types), UsualField("body", &Function::body));
   }
-
-  // The level PyPTO assumes when none is written: Orchestration/Graph -> CHIP,
-  // InCore -> CHIP_DIE, AIC -> AIC, AIV -> AIV, Group -> CORE_GROUP.
-  std::optional<Level> EffectiveLevel() const;
-  // HOST level and (role Orchestrator or type Orchestration).
-  bool IsHostOrchestrator() const;
-  // CHIP level, (role Orchestrator or type Orchestration), and not type Graph.
-  bool IsChipOrchestrator() const;
 };
 using FunctionPtr = NodeRef<const Function>;
 

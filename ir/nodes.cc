@@ -134,19 +134,6 @@ std::string_view ForKindName(ForKind k) {
   return "range";
 }
 
-DeviceSet DeviceSet::Of(std::vector<int64_t> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return {false, std::move(ids)};
-}
-
-DeviceSet DeviceSet::Merge(const DeviceSet& o) const {
-  if (all || o.all) return All();
-  std::vector<int64_t> merged = ids;
-  merged.insert(merged.end(), o.ids.begin(), o.ids.end());
-  return Of(std::move(merged));
-}
-
 std::string DeviceSet::ToString() const {
   if (all) return "all";
   return fmt::format("[{}]", fmt::join(ids, ", "));
@@ -203,29 +190,6 @@ std::optional<Role> RoleFromName(std::string_view s) {
   if (s == "Orchestrator") return Role::kOrchestrator;
   if (s == "SubWorker") return Role::kSubWorker;
   return std::nullopt;
-}
-
-std::optional<Level> Function::EffectiveLevel() const {
-  if (level) return level;
-  switch (func_type) {
-    case FunctionType::kOrchestration:
-    case FunctionType::kGraph: return Level::kChip;
-    case FunctionType::kInCore: return Level::kChipDie;
-    case FunctionType::kAIC: return Level::kAIC;
-    case FunctionType::kAIV: return Level::kAIV;
-    case FunctionType::kGroup: return Level::kCoreGroup;
-    default: return std::nullopt;
-  }
-}
-
-bool Function::IsHostOrchestrator() const {
-  return EffectiveLevel() == Level::kHost &&
-         (role == Role::kOrchestrator || func_type == FunctionType::kOrchestration);
-}
-
-bool Function::IsChipOrchestrator() const {
-  return EffectiveLevel() == Level::kChip && func_type != FunctionType::kGraph &&
-         (role == Role::kOrchestrator || func_type == FunctionType::kOrchestration);
 }
 
 Program::Program(std::string n, std::vector<VarPtr> dyn, std::vector<FunctionPtr> fns)

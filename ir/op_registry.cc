@@ -306,18 +306,4 @@ TypePtr DeduceCallType(const Call& call) {
   return CheckAndDeduce(*op.info, call.args, call.kwargs, call.span());
 }
 
-ExprPtr AllocSizeBytes(const Call& call) {
-  if (call.OpName() != ops::kAllocWindowBuffer || call.args.empty()) return nullptr;
-  const ExprPtr& arg = call.args[0];
-  if (arg->kind() != NodeKind::kMakeTuple) return arg;
-  const AttrValue* dt = FindKwarg(call.kwargs, "dtype");
-  if (!dt || !std::holds_alternative<DataType>(*dt)) return nullptr;
-  ExprPtr size;
-  for (const auto& d : static_cast<const MakeTuple&>(*arg).elements) {
-    size = size ? Mul(size, d) : d;
-  }
-  ExprPtr bytes = Int(DataTypeBytes(std::get<DataType>(*dt)));
-  return size ? Mul(size, bytes) : bytes;
-}
-
 }  // namespace cds::ir

@@ -69,8 +69,4 @@ CallPtr MakeOpCallWithType(std::string_view op_name, NodeList<ExprPtr> args, Kwa
 // Null for opaque ops and cross-function calls; throws ValueError on bad types.
 TypePtr DeduceCallType(const Call& call);
 
-// The size in bytes an alloc call requests: its first argument in the size form,
-// product(shape) * bytes(dtype) in the shape form. Null if `call` is not an alloc.
-ExprPtr AllocSizeBytes(const Call& call);
-
 }  // namespace cds::ir

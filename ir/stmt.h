@@ -136,12 +136,9 @@ struct DeviceSet {
   std::vector<int64_t> ids;  // sorted, unique; empty when all
 
   static DeviceSet All() { return {true, {}}; }
-  static DeviceSet Of(std::vector<int64_t> ids);  // sorts and dedups
   bool operator==(const DeviceSet& o) const { return all == o.all && ids == o.ids; }
   bool operator!=(const DeviceSet& o) const { return !(*this == o); }
   bool Empty() const { return !all && ids.empty(); }
-  // ALL absorbs; otherwise union.
-  DeviceSet Merge(const DeviceSet& o) const;
   std::string ToString() const;  // "all" or "[0, 1]"
 };
 

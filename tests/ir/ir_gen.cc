@@ -1,5 +1,6 @@
 #include "tests/ir/ir_gen.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -445,7 +446,9 @@ class Generator {
       std::vector<int64_t> ids;
       int n = static_cast<int>(c_.Next(4));
       for (int i = 0; i < n; ++i) ids.push_back(c_.Next(8));
-      devices = DeviceSet::Of(std::move(ids));
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      devices = DeviceSet{false, std::move(ids)};
     }
     std::vector<WindowBufferPtr> slots;
     for (const auto& a : s.allocs) {

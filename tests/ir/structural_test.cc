@@ -180,13 +180,13 @@ StmtPtr ScopeOn(DeviceSet d) {
 
 TEST(StructuralEqualTest, AllDevicesDiffersFromEverySubset) {
   ExpectEqual(ScopeOn(DeviceSet::All()), ScopeOn(DeviceSet::All()));
-  ExpectEqual(ScopeOn(DeviceSet::Of({1, 0})), ScopeOn(DeviceSet::Of({0, 1})));
-  ExpectDifferent(ScopeOn(DeviceSet::All()), ScopeOn(DeviceSet::Of({})));
-  ExpectDifferent(ScopeOn(DeviceSet::All()), ScopeOn(DeviceSet::Of({0})));
-  ExpectDifferent(ScopeOn(DeviceSet::All()), ScopeOn(DeviceSet::Of({0, 1, 2, 3, 4, 5, 6, 7})));
-  ExpectDifferent(ScopeOn(DeviceSet::Of({})), ScopeOn(DeviceSet::Of({0})));
-  ExpectDifferent(ScopeOn(DeviceSet::Of({0, 1})), ScopeOn(DeviceSet::Of({0, 2})));
-  EqualityResult r = StructuralEqualWhere(ScopeOn(DeviceSet::All()), ScopeOn(DeviceSet::Of({})));
+  ExpectEqual(ScopeOn((DeviceSet{false, {0, 1}})), ScopeOn((DeviceSet{false, {0, 1}})));
+  ExpectDifferent(ScopeOn(DeviceSet::All()), ScopeOn((DeviceSet{false, {}})));
+  ExpectDifferent(ScopeOn(DeviceSet::All()), ScopeOn((DeviceSet{false, {0}})));
+  ExpectDifferent(ScopeOn(DeviceSet::All()), ScopeOn((DeviceSet{false, {0, 1, 2, 3, 4, 5, 6, 7}})));
+  ExpectDifferent(ScopeOn((DeviceSet{false, {}})), ScopeOn((DeviceSet{false, {0}})));
+  ExpectDifferent(ScopeOn((DeviceSet{false, {0, 1}})), ScopeOn((DeviceSet{false, {0, 2}})));
+  EqualityResult r = StructuralEqualWhere(ScopeOn(DeviceSet::All()), ScopeOn((DeviceSet{false, {}})));
   EXPECT_EQ(r.path, "devices");
   EXPECT_EQ(r.reason, "CommDomainScopeStmt.devices: all vs []");
 }

@@ -91,7 +91,11 @@ class Gen {
         slots[std::min(i, slots.size() - 1)].push_back(all_wbs_[i]);
       }
       for (int s = scopes - 1; s >= 0; --s) {
-        DeviceSet d = Chance(50) ? DeviceSet::All() : DeviceSet::Of({Uniform(0, 3), Uniform(0, 7)});
+        DeviceSet d = DeviceSet::All();
+        if (Chance(50)) {
+          const int64_t lo = Uniform(0, 3), hi = Uniform(4, 7);
+          d = DeviceSet{false, Chance(50) ? std::vector<int64_t>{lo} : std::vector<int64_t>{lo, hi}};
+        }
         KwargList attrs;
         if (Chance(20)) attrs.emplace_back("note", std::string("x"));
         fbody = Seq({ir::MakeNode<CommDomainScopeStmt>(fmt::format("comm_d{}", s), d, slots[s],
@@ -171,8 +175,11 @@ class Gen {
         std::vector<ExprPtr> args;
         ExprPtr size;
         if (Chance(20)) {
-          args.push_back(Tuple(Shape({4, Uniform(1, 8)})));
+          const int64_t cols = Uniform(1, 8);
+          args.push_back(Tuple(Shape({4, cols})));
           kw.emplace_back("dtype", DataType::kFP32);
+          // Any size expression round-trips; this one is what an FP32 [4, cols] alloc asks for.
+          size = Int(4 * cols * 4);
         } else {
           size = SizeExpr();
           args.push_back(size);
@@ -181,7 +188,7 @@ class Gen {
                                            : std::string("alloc_") + std::to_string(Uniform(0, 5)));
         CallPtr call = MakeOpCall(ops::kAllocWindowBuffer, args, kw);
         out->push_back(Assign(v, call));
-        Alloc a{v, AllocSizeBytes(*call), {}};
+        Alloc a{v, size, {}};
         if (materialize_) {
           int n = Chance(20) ? 2 : 1;
           for (int i = 0; i < n; ++i) {

@@ -98,7 +98,7 @@ TEST(TextRoundTrip, MaterializedState) {
       Assign(s2, MakeOpCallWithType(ops::kWindow, {buf2, Tuple(Shape({8}))}, dt, t2b)),
       Eval(MakeFunctionCall("chip_orch", {v2}, Int(0), v1->type)),
   };
-  auto scope1 = ir::MakeNode<CommDomainScopeStmt>("comm_d1", DeviceSet::Of({1, 0}),
+  auto scope1 = ir::MakeNode<CommDomainScopeStmt>("comm_d1", DeviceSet{false, {0, 1}},
                                                       std::vector<WindowBufferPtr>{wb2a, wb2b},
                                                       KwargList{}, Seq(inner));
   auto scope0 = ir::MakeNode<CommDomainScopeStmt>(
@@ -177,7 +177,7 @@ TEST(TextRoundTrip, EmptyProgramAndBodies) {
   EXPECT_TRUE(RoundTrips(Prog({})));
   EXPECT_TRUE(RoundTrips(Prog({Host("h", {})})));
   auto scope = ir::MakeNode<CommDomainScopeStmt>(
-      "d", DeviceSet::Of({}), std::vector<WindowBufferPtr>{},
+      "d", DeviceSet{false, {}}, std::vector<WindowBufferPtr>{},
       KwargList{{"k", int64_t{-1}}, {"s", std::string("q\"\\\n")}}, Seq({}));
   EXPECT_TRUE(RoundTrips(Prog({Host("h", {scope})})));
 }
