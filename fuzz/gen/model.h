@@ -279,7 +279,7 @@ enum class LoopForm : uint8_t {
   // invalid too (see DeviceDescriptor): the form is fine, the values are not.
 };
 
-// The largest constant range a dispatch may enumerate (DESIGN §4 bounds it so a
+// The largest constant range a dispatch may enumerate (docs/pass.md bounds it so a
 // hostile pl.range(10**12) cannot exhaust memory); the model's own copy of it.
 inline constexpr int64_t kMaxModelDevices = 65536;
 

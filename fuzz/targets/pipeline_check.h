@@ -117,7 +117,7 @@ inline std::string VerifierProblems(const ir::ProgramPtr& input, const ir::Progr
   return diags.empty() ? std::string() : verify::FormatDiagnostics(diags);
 }
 
-// Running the pipeline on its own output must change nothing (DESIGN §4: the pass
+// Running the pipeline on its own output must change nothing (docs/pass.md: the pass
 // is idempotent; SynthesizeAllReduceSignals finds every allreduce signalled).
 inline std::string IdempotenceProblem(const ir::ProgramPtr& output) {
   PipelineRun again = RunPipeline(output);

@@ -1,5 +1,5 @@
 // Construction, fields, deduced types and spans of every IR node kind, plus the
-// Function/Program/DeviceSet semantics DESIGN §2 fixes.
+// Function/Program/DeviceSet semantics docs/ir.md fixes.
 
 #include <string_view>
 

@@ -185,7 +185,7 @@ bool MatchesExpectedError(const Header& h, const ValueError& e) {
 }
 
 // The collective calls of a host body with the argument roles that must be views
-// (DESIGN §4 sanity errors) and, for all_to_all_v, whether it sits in a loop.
+// (docs/pass.md, Errors) and, for all_to_all_v, whether it sits in a loop.
 class CollectiveScan final : public ir::IRVisitor {
  public:
   struct Use {
@@ -534,7 +534,7 @@ Outcome ReplayText(std::string_view text, const std::string& filename,
   for (const auto& p : header.problems) out.reasons.push_back("malformed header: " + p);
   if (header.kind == ExpectKind::kTodo) {
     out.reasons.push_back(
-        "expectation is TODO: a human must derive the EXPECT lines from DESIGN §4");
+        "expectation is TODO: a human must derive the EXPECT lines from docs/pass.md");
   }
   if (header.problems.empty()) {
     for (auto& r : expectation_reasons) out.reasons.push_back(std::move(r));

@@ -53,7 +53,7 @@ std::vector<ScopeLine> CollectScopes(const ir::Program& program);
 // What the *correct* pass should produce for `input`, derived without the pass's
 // scope logic: SynthesizeAllReduceSignals runs (its output is checked by the
 // verifier), then the verifier's own coverage analysis gives each alloc's devices
-// and the clustering rule of DESIGN §4 step 7 groups them. Fails (ok = false, why
+// and the clustering rule of docs/pass.md step 7 groups them. Fails (ok = false, why
 // set) when some alloc would be an error for the correct pass, or when the input
 // does not get that far.
 struct DerivedExpectation {

@@ -38,7 +38,7 @@ bool IsCollective(const std::string& op) {
          op == ops::kAllToAllV;
 }
 
-// Argument roles as DESIGN §2 names them, for edge labels.
+// Argument roles as docs/ir.md names them, for edge labels.
 std::string ArgRole(const std::string& op, size_t i) {
   static const std::map<std::string_view, std::vector<std::string_view>> roles = {
       {ops::kAllReduce, {"data", "signal"}},
