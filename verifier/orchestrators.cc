@@ -1,46 +1,45 @@
 #include "verifier/orchestrators.h"
 
+#include <utility>
+
 namespace cds::verify {
 
 using ir::FunctionType;
 using ir::Level;
 
-std::optional<Level> LevelOf(const ir::Function& fn) {
-  if (fn.level) return fn.level;
-  switch (fn.func_type) {
-    case FunctionType::kOrchestration:
-    case FunctionType::kGraph:
-      return Level::kChip;
-    case FunctionType::kInCore:
-      return Level::kChipDie;
-    case FunctionType::kAIC:
-      return Level::kAIC;
-    case FunctionType::kAIV:
-      return Level::kAIV;
-    case FunctionType::kGroup:
-      return Level::kCoreGroup;
-    case FunctionType::kOpaque:
-    case FunctionType::kSpmd:
-    case FunctionType::kInline:
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
 namespace {
 
-bool Orchestrates(const ir::Function& fn) {
-  return fn.role == ir::Role::kOrchestrator || fn.func_type == FunctionType::kOrchestration;
+// The level each function type implies when none is declared; types not listed
+// imply none.
+constexpr std::pair<FunctionType, Level> kImpliedLevels[] = {
+    {FunctionType::kOrchestration, Level::kChip}, {FunctionType::kGraph, Level::kChip},
+    {FunctionType::kInCore, Level::kChipDie},     {FunctionType::kAIC, Level::kAIC},
+    {FunctionType::kAIV, Level::kAIV},            {FunctionType::kGroup, Level::kCoreGroup},
+};
+
+enum class Orchestrator { kNone, kHost, kChip };
+
+Orchestrator Classify(const ir::Function& fn) {
+  const bool orchestrates = fn.func_type == FunctionType::kOrchestration || fn.role == ir::Role::kOrchestrator;
+  if (!orchestrates) return Orchestrator::kNone;
+  const std::optional<Level> level = LevelOf(fn);
+  if (level == Level::kHost) return Orchestrator::kHost;
+  if (level == Level::kChip && fn.func_type != FunctionType::kGraph) return Orchestrator::kChip;
+  return Orchestrator::kNone;
 }
 
 }  // namespace
 
-bool IsHostOrchestrator(const ir::Function& fn) {
-  return LevelOf(fn) == Level::kHost && Orchestrates(fn);
+std::optional<Level> LevelOf(const ir::Function& fn) {
+  if (fn.level) return fn.level;
+  for (const auto& [type, level] : kImpliedLevels) {
+    if (type == fn.func_type) return level;
+  }
+  return std::nullopt;
 }
 
-bool IsChipOrchestrator(const ir::Function& fn) {
-  return LevelOf(fn) == Level::kChip && fn.func_type != FunctionType::kGraph && Orchestrates(fn);
-}
+bool IsHostOrchestrator(const ir::Function& fn) { return Classify(fn) == Orchestrator::kHost; }
+
+bool IsChipOrchestrator(const ir::Function& fn) { return Classify(fn) == Orchestrator::kChip; }
 
 }  // namespace cds::verify
