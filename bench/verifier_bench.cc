@@ -1,7 +1,8 @@
 // The verifier on the pipeline's output for the programs of pipeline_bench, as a
-// ratio to the time the pipeline itself takes (goal: VerifyAll with the round
-// trip <= 1.5x the pass at 10^6 statements), plus its parts: the self-check, the
-// relational check and the round trip's print, parse, comparison and hashes.
+// ratio to the time the pipeline itself takes (x_pass): the pipeline with the
+// verify-each instrument (invariant checks after every pass, the round trip once
+// after the last), VerifyAll, and their parts: the self-check, the relational
+// check and the round trip's print, parse, comparison and hashes.
 
 #include <algorithm>
 #include <map>
@@ -11,10 +12,10 @@
 #include <time.h>
 
 #include "bench/programs.h"
+#include "driver/driver.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural_hash.h"
-#include "tools/driver/driver.h"
 #include "verifier/fast_equal.h"
 #include "verifier/verifier.h"
 
@@ -96,6 +97,24 @@ void TimeAgainstPass(benchmark::State& state, const Case& c, F&& body) {
   state.counters["pass_ms"] = c.pass_seconds * 1e3;
 }
 
+// The pipeline as the dev preset runs it: verify-each on, so the invariant checks
+// run after each of its two passes and the round trip once, after the last.
+void BM_PipelineVerifyEach(benchmark::State& state) {
+  const Case& c = CaseOf(state.range(0));
+  cds::driver::PipelineOptions options;
+  options.verify_each = true;
+  TimeAgainstPass(state, c, [&] { return cds::driver::RunPipeline(c.before, options); });
+}
+
+// The same without the final round trip: what the per-pass invariant checks cost.
+void BM_PipelineVerifyEachInvariantsOnly(benchmark::State& state) {
+  const Case& c = CaseOf(state.range(0));
+  cds::pass::PassManager pm = cds::pass::PassManager::FromPipeline(cds::pass::kDefaultPipeline);
+  for (auto& inst : cds::driver::VerifyEachInstrumentations(/*last_pass=*/""))
+    pm.AddInstrumentation(std::move(inst));
+  TimeAgainstPass(state, c, [&] { return pm.Run(c.before); });
+}
+
 void BM_VerifyAll(benchmark::State& state) {
   const Case& c = CaseOf(state.range(0));
   size_t diagnostics = 0;
@@ -175,6 +194,8 @@ void Huge(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
+BENCHMARK(BM_PipelineVerifyEach)->Apply(Sizes);
+BENCHMARK(BM_PipelineVerifyEachInvariantsOnly)->Apply(Sizes);
 BENCHMARK(BM_VerifyAll)->Apply(Sizes);
 BENCHMARK(BM_VerifySelfCheck)->Apply(Sizes);
 BENCHMARK(BM_VerifyRelational)->Apply(Sizes);

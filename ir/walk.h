@@ -39,13 +39,13 @@ struct Children {
       using N = typename T::element_type;
       if (!v) return;
       if constexpr (std::is_base_of_v<Stmt, N>) {
-        if constexpr (W == Want::kStmts) f(StmtPtr(v));
+        if constexpr (W == Want::kStmts) Pass<StmtPtr>(v);
       } else if constexpr (std::is_base_of_v<Expr, N>) {
         if constexpr (W == Want::kOperands) {
           if (role == FieldRole::kDef) {
             DefinitionReads(*v);
           } else {
-            f(ExprPtr(v));
+            Pass<ExprPtr>(v);
           }
         }
       }
@@ -57,6 +57,17 @@ struct Children {
       Value(v.second, role);
     } else if constexpr (std::is_same_v<T, AttrValue>) {
       if (const auto* e = std::get_if<ExprPtr>(&v)) Value(*e, role);
+    }
+  }
+
+  // A field already of the callback's pointer type goes through as is: a
+  // converted copy would write the child's reference count on every visit.
+  template <typename Ptr, typename T>
+  void Pass(const T& v) {
+    if constexpr (std::is_same_v<T, Ptr>) {
+      f(v);
+    } else {
+      f(Ptr(v));
     }
   }
 

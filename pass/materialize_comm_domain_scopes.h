@@ -1,6 +1,6 @@
 #pragma once
 
-// MaterializeCommDomainScopes (DESIGN §4; output shape in docs/ir-conventions.md):
+// MaterializeCommDomainScopes (docs/pass.md; output shape in docs/ir-conventions.md):
 // traces alloc -> window view -> chip-orchestrator dispatch chains in every host
 // orchestrator, builds one WindowBuffer per alloc, back-references it from every
 // view type, and wraps the body in one CommDomainScopeStmt per device coverage.

@@ -1,6 +1,6 @@
 #pragma once
 
-// SynthesizeAllReduceSignals (DESIGN §4, last paragraph): gives every host-level
+// SynthesizeAllReduceSignals (docs/pass.md): gives every host-level
 // pld.tensor.allreduce a signal window, so that MaterializeCommDomainScopes and
 // the collective lowering always see two positional arguments.
 

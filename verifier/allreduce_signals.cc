@@ -12,7 +12,7 @@ using namespace cds::ir;
 
 void CheckAllReduceSignals(const HostAnalysis& a, DiagnosticSink& sink) {
   for (const Call* c : a.allreduces) {
-    std::string data = c->args.empty() ? std::string("<none>") : DescribeExpr(c->args[0]);
+    std::string data = c->args.empty() ? std::string("<none>") : ExprText(c->args[0]);
     if (c->args.size() != 2) {
       sink.Report(
           CheckId::kAllReduceMissingSignal,
@@ -29,7 +29,7 @@ void CheckAllReduceSignals(const HostAnalysis& a, DiagnosticSink& sink) {
           fmt::format(
               "the signal {} of pld.tensor.allreduce of '{}' in '{}' is not a window view of an "
               "alloc",
-              DescribeExpr(c->args[1]), data, a.fn->name),
+              ExprText(c->args[1]), data, a.fn->name),
           c->span());
     }
   }

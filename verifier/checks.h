@@ -5,19 +5,20 @@
 // Order matters: sharing resolves slot owners that scope_structure and coverage use.
 
 #include "ir/function.h"
+#include "verifier/contract.h"
 #include "verifier/diagnostic.h"
 #include "verifier/host_analysis.h"
 
 namespace cds::verify {
 
 // window_buffer_sharing.cc: CDS-V001..V005.
-void CheckWindowBufferSharing(HostAnalysis& a, DiagnosticSink& sink);
+void CheckWindowBufferSharing(HostAnalysis& a, DiagnosticSink& sink, Contract contract);
 // scope_structure.cc: CDS-V008..V017.
 void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink);
 // coverage.cc: CDS-V018..V020 (V021 comes from the walk).
 void CheckCoverage(HostAnalysis& a, DiagnosticSink& sink);
 // type_symmetry.cc: CDS-V006.
-void CheckTypeSymmetry(const HostAnalysis& a, DiagnosticSink& sink);
+void CheckTypeSymmetry(const HostAnalysis& a, DiagnosticSink& sink, Contract contract);
 // allreduce_signals.cc: CDS-V022, V023.
 void CheckAllReduceSignals(const HostAnalysis& a, DiagnosticSink& sink);
 // param_types.cc: CDS-V007, for chip orchestrators and InCore functions.

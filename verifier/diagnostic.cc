@@ -21,8 +21,7 @@ std::vector<CheckInfo> BuildTable() {
        "window_buffer_sharing",
        "views of one alloc, or a view and its scope slot, hold different WindowBuffer objects"},
       {CheckId::kWindowBufferSizeMismatch, "CDS-V004", "window-buffer-size-mismatch",
-       "window_buffer_sharing",
-       "a WindowBuffer's size is not structurally equal to AllocSizeBytes(alloc)"},
+       "window_buffer_sharing", "a WindowBuffer's size is not the byte size its alloc asks for"},
       {CheckId::kWindowBufferFlagSet, "CDS-V005", "window-buffer-flag-set", "window_buffer_sharing",
        "a WindowBuffer has load_from_host or store_to_host set (the pass always clears both)"},
       {CheckId::kAssignTypeAsymmetry, "CDS-V006", "assign-type-asymmetry", "type_symmetry",
@@ -77,6 +76,9 @@ std::vector<CheckInfo> BuildTable() {
        "signals are accounted for"},
       {CheckId::kMalformedIR, "CDS-V029", "malformed-ir", "verifier",
        "the output holds a null or ill-kinded node where the IR requires one"},
+      {CheckId::kInputNotMaterialized, "CDS-V030", "input-not-materialized", "verifier",
+       "a note: the program has allocs but no scope and no WindowBuffer, so it looks like a "
+       "program the pass has not run on"},
   };
 }
 
@@ -96,14 +98,27 @@ const std::vector<CheckInfo>& AllChecks() {
 
 const CheckInfo& GetCheckInfo(CheckId id) { return AllChecks()[static_cast<size_t>(id)]; }
 
-Diagnostic MakeDiagnostic(CheckId id, std::string message, ir::Span span) {
+std::string_view SeverityName(Severity severity) {
+  switch (severity) {
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kNote:
+      return "note";
+  }
+  return "error";
+}
+
+Diagnostic MakeDiagnostic(CheckId id, std::string message, ir::Span span, Severity severity) {
   const CheckInfo& info = GetCheckInfo(id);
   return Diagnostic{std::string(info.code), std::string(info.name), std::move(message),
-                    std::move(span)};
+                    std::move(span), severity};
 }
 
 std::string FormatDiagnostic(const Diagnostic& d) {
-  return fmt::format("{}: error: [{} {}] {}", d.span.ToString(), d.code, d.name, d.message);
+  return fmt::format("{}: {}: [{} {}] {}", d.span.ToString(), SeverityName(d.severity), d.code,
+                     d.name, d.message);
 }
 
 std::string FormatDiagnostics(const std::vector<Diagnostic>& diags) {
@@ -125,12 +140,20 @@ size_t CountCode(const std::vector<Diagnostic>& diags, std::string_view code) {
   return n;
 }
 
-void DiagnosticSink::Report(CheckId id, std::string message, const ir::Span& span) {
+bool HasErrors(const std::vector<Diagnostic>& diags) {
+  for (const auto& d : diags) {
+    if (d.severity == Severity::kError) return true;
+  }
+  return false;
+}
+
+void DiagnosticSink::Report(CheckId id, std::string message, const ir::Span& span,
+                            Severity severity) {
   if (limit_ != 0 && diags_.size() >= limit_) {
     ++dropped_;
     return;
   }
-  diags_.push_back(MakeDiagnostic(id, std::move(message), span));
+  diags_.push_back(MakeDiagnostic(id, std::move(message), span, severity));
 }
 
 }  // namespace cds::verify

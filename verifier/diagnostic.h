@@ -43,6 +43,7 @@ enum class CheckId : unsigned {
   kFunctionChanged,             // CDS-V027
   kHostBodyChanged,             // CDS-V028
   kMalformedIR,                 // CDS-V029
+  kInputNotMaterialized,        // CDS-V030 (a note)
   kCount,
 };
 
@@ -58,28 +59,40 @@ struct CheckInfo {
 const std::vector<CheckInfo>& AllChecks();
 const CheckInfo& GetCheckInfo(CheckId id);
 
+// An error is a violation; a warning is a violation the chosen contract tolerates;
+// a note explains the others and is never a violation itself.
+enum class Severity { kError, kWarning, kNote };
+std::string_view SeverityName(Severity severity);  // "error", "warning", "note"
+
 struct Diagnostic {
   std::string code;     // "CDS-V003"
   std::string name;     // "window-buffer-not-shared"
   std::string message;  // names the objects involved (allocs, scopes, functions)
   ir::Span span;        // the offending object's span
+  Severity severity = Severity::kError;
 };
 
-Diagnostic MakeDiagnostic(CheckId id, std::string message, ir::Span span);
+Diagnostic MakeDiagnostic(CheckId id, std::string message, ir::Span span,
+                          Severity severity = Severity::kError);
 
-// One line per diagnostic: "FILE:LINE:COL: error: [CDS-V003 window-buffer-not-shared] message".
+// One line per diagnostic: "FILE:LINE:COL: error: [CDS-V003 window-buffer-not-shared] message"
+// ("warning:" and "note:" for the other severities).
 std::string FormatDiagnostic(const Diagnostic& d);
 std::string FormatDiagnostics(const std::vector<Diagnostic>& diags);
 
 bool HasCode(const std::vector<Diagnostic>& diags, std::string_view code);
 size_t CountCode(const std::vector<Diagnostic>& diags, std::string_view code);
+// Whether any diagnostic is an error: a program the verifier accepts may still
+// get warnings and notes.
+bool HasErrors(const std::vector<Diagnostic>& diags);
 
 // Collects diagnostics; a cap keeps a pathological output from producing millions
 // of lines (the first `limit` are kept, later ones only counted).
 class DiagnosticSink {
  public:
   explicit DiagnosticSink(size_t limit = 0) : limit_(limit) {}
-  void Report(CheckId id, std::string message, const ir::Span& span);
+  void Report(CheckId id, std::string message, const ir::Span& span,
+              Severity severity = Severity::kError);
   std::vector<Diagnostic> Take() { return std::move(diags_); }
   size_t dropped() const { return dropped_; }
   size_t size() const { return diags_.size(); }

@@ -6,8 +6,6 @@ namespace cds::verify {
 
 // ir::StructuralEqual, optionally skipping DistributedTensorType.window_buffer: the
 // same verdict as comparing after erasing every back-reference, without rewriting.
-// (ir's comparison renders its difference path only on a mismatch, so it is as fast
-// as the separate walk this file used to hold.)
 bool FastStructuralEqual(const ir::NodePtr& a, const ir::NodePtr& b,
                          bool ignore_window_buffers = false);
 

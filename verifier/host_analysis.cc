@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include "ir/op_registry.h"
+#include "ir/walk.h"
+#include "verifier/orchestrators.h"
 #include "verifier/type_util.h"
-
 
 namespace cds::verify {
 
@@ -12,8 +13,8 @@ using namespace cds::ir;
 
 size_t HostAnalysis::ViewAlloc(const ExprPtr& e) const {
   if (!e || !IsVarLikeKind(e->kind())) return kNone;
-  const size_t* alloc = alloc_of_view.Find(e.get());
-  return alloc == nullptr ? kNone : *alloc;
+  auto it = alloc_of_view.find(static_cast<const Var*>(e.get()));
+  return it == alloc_of_view.end() ? kNone : it->second;
 }
 
 namespace {
@@ -35,6 +36,10 @@ std::string AllocName(const Call& call, const Var& lhs) {
   return lhs.name_hint;
 }
 
+// The statement and operand walk comes from ir/walk.h; the statements handled
+// here by kind are the ones the analysis reads (assignments define allocs, views
+// and bounds; loops scope their induction variable's descriptor; a scope inside
+// the body is a stray one) or checks for holes (a null entry in a statement list).
 class HostWalker {
  public:
   HostWalker(HostAnalysis& a, DiagnosticSink& sink) : a_(a), sink_(sink) {}
@@ -84,59 +89,20 @@ class HostWalker {
     sink_.Report(CheckId::kMalformedIR, fmt::format("in '{}': {}", a_.fn->name, what), span);
   }
 
-  void Stmts(std::span<const StmtPtr> stmts, const Span& owner) {
-    for (const auto& s : stmts) {
-      if (!s) {
-        Malformed("null statement in a statement list", owner);
-        continue;
-      }
-      Stmt(s);
-    }
-  }
-
   void Stmt(const StmtPtr& s) {
     if (!s) return;
     switch (s->kind()) {
       case NodeKind::kSeqStmts:
-        Stmts(static_cast<const SeqStmts&>(*s).stmts, s->span());
+        for (const auto& x : static_cast<const SeqStmts&>(*s).stmts) {
+          if (!x) Malformed("null statement in a statement list", s->span());
+        }
         break;
       case NodeKind::kAssignStmt:
         Assign(static_cast<const AssignStmt&>(*s));
-        break;
-      case NodeKind::kUnpackAssignStmt:
-        Expr(static_cast<const UnpackAssignStmt&>(*s).value);
-        break;
-      case NodeKind::kSubscriptAssignStmt: {
-        const auto& x = static_cast<const SubscriptAssignStmt&>(*s);
-        Expr(x.target);
-        Expr(x.value);
-        break;
-      }
-      case NodeKind::kEvalStmt:
-        Expr(static_cast<const EvalStmt&>(*s).expr);
-        break;
-      case NodeKind::kReturnStmt:
-        for (const auto& v : static_cast<const ReturnStmt&>(*s).values) Expr(v);
-        break;
-      case NodeKind::kYieldStmt:
-        for (const auto& v : static_cast<const YieldStmt&>(*s).values) Expr(v);
-        break;
+        return;
       case NodeKind::kForStmt:
         For(static_cast<const ForStmt&>(*s));
-        break;
-      case NodeKind::kWhileStmt: {
-        const auto& w = static_cast<const WhileStmt&>(*s);
-        Expr(w.cond);
-        Stmt(w.body);
-        break;
-      }
-      case NodeKind::kIfStmt: {
-        const auto& i = static_cast<const IfStmt&>(*s);
-        Expr(i.cond);
-        Stmt(i.then_body);
-        Stmt(i.else_body);
-        break;
-      }
+        return;
       case NodeKind::kCommDomainScopeStmt: {
         const auto& scope = static_cast<const CommDomainScopeStmt&>(*s);
         a_.chain_problems.push_back(
@@ -145,25 +111,21 @@ class HostWalker {
                  scope.name_hint, a_.fn->name),
              scope.span()});
         a_.scopes.push_back({&scope, false, {}});
-        Stmt(scope.body);
-        break;
-      }
-      case NodeKind::kScopeStmt: {
-        const auto& x = static_cast<const ScopeStmt&>(*s);
-        for (const auto& e : x.args) Expr(e);
-        Stmt(x.body);
         break;
       }
       default:
-        Malformed(fmt::format("{} where a statement belongs", NodeKindName(s->kind())), s->span());
         break;
     }
+    Children(*s);
+  }
+
+  void Children(const ir::Stmt& s) {
+    ForEachStmtOperand(s, [&](const ExprPtr& e) { Expr(e); });
+    ForEachSubStmt(s, [&](const StmtPtr& c) { Stmt(c); });
   }
 
   void For(const ForStmt& loop) {
-    Expr(loop.start);
-    Expr(loop.stop);
-    Expr(loop.step);
+    ForEachStmtOperand(loop, [&](const ExprPtr& e) { Expr(e); });
     if (!loop.loop_var) {
       Malformed("for loop without a loop variable", loop.span());
       Stmt(loop.body);
@@ -185,7 +147,7 @@ class HostWalker {
     if ((vk == NodeKind::kCall || IsVarLikeKind(vk)) && !TypesAgree(lhs->type, s.value->type))
       a_.asymmetric_assigns.push_back(&s);
     if (vk == NodeKind::kConstInt) {
-      bounds_.Set(lhs, {BoundKind::kConst, static_cast<const ConstInt&>(*s.value).value});
+      bounds_[lhs] = {BoundKind::kConst, static_cast<const ConstInt&>(*s.value).value};
       return;
     }
     if (IsVarLikeKind(vk)) {
@@ -203,15 +165,15 @@ class HostWalker {
       info.call = call;
       info.span = s.span().IsKnown() ? s.span() : call->span();
       info.name = AllocName(*call, *lhs);
-      a_.alloc_of_ptr.Set(lhs, a_.allocs.size());
+      a_.alloc_of_ptr[lhs] = a_.allocs.size();
       a_.allocs.push_back(std::move(info));
     } else if (op == ops::kWindow) {
       if (!call->args.empty() && call->args[0] && IsVarLikeKind(call->args[0]->kind())) {
-        if (const size_t* alloc = a_.alloc_of_ptr.Find(call->args[0].get()))
-          AddView(lhs, &s, *alloc, ViewKind::kWindow);
+        auto it = a_.alloc_of_ptr.find(static_cast<const Var*>(call->args[0].get()));
+        if (it != a_.alloc_of_ptr.end()) AddView(lhs, &s, it->second, ViewKind::kWindow);
       }
     } else if (op == ops::kWorldSize) {
-      bounds_.Set(lhs, {BoundKind::kWorldSize, 0});
+      bounds_[lhs] = {BoundKind::kWorldSize, 0};
     } else if (op == ops::kAllReduce) {
       if (!call->args.empty()) {
         size_t alloc = a_.ViewAlloc(call->args[0]);
@@ -226,61 +188,21 @@ class HostWalker {
   }
 
   void AddView(const Var* var, const AssignStmt* stmt, size_t alloc, ViewKind kind) {
-    a_.alloc_of_view.Set(var, alloc);
+    a_.alloc_of_view[var] = alloc;
     a_.allocs[alloc].views.push_back(a_.views.size());
     a_.views.push_back({var, stmt, alloc, kind});
   }
 
+  // A use of a Var is a leaf: what a definition reads was walked where it stands.
   void Expr(const ExprPtr& e) {
-    if (!e) return;
-    switch (e->kind()) {
-      case NodeKind::kCall: {
-        const auto& c = static_cast<const Call&>(*e);
-        HandleCall(c);
-        for (const auto& x : c.args) {
-          if (!x) {
-            Malformed(fmt::format("null argument of a call to {}", DescribeExpr(e)), c.span());
-            continue;
-          }
-          Expr(x);
-        }
-        for (const auto& [k, v] : c.kwargs) {
-          if (const auto* x = std::get_if<ExprPtr>(&v)) Expr(*x);
-        }
-        for (const auto& [k, v] : c.attrs) Expr(v);
-        break;
+    if (!e || IsVarLikeKind(e->kind())) return;
+    if (const Call* c = AsCall(e)) {
+      HandleCall(*c);
+      for (const auto& x : c->args) {
+        if (!x) Malformed(fmt::format("null argument of a call to {}", CalleeText(*c)), c->span());
       }
-      case NodeKind::kBinaryExpr: {
-        const auto& b = static_cast<const BinaryExpr&>(*e);
-        Expr(b.lhs);
-        Expr(b.rhs);
-        break;
-      }
-      case NodeKind::kUnaryExpr:
-        Expr(static_cast<const UnaryExpr&>(*e).operand);
-        break;
-      case NodeKind::kMakeTuple:
-        for (const auto& x : static_cast<const MakeTuple&>(*e).elements) Expr(x);
-        break;
-      case NodeKind::kTupleGetItem:
-        Expr(static_cast<const TupleGetItem&>(*e).tuple);
-        break;
-      case NodeKind::kSubscript: {
-        const auto& x = static_cast<const Subscript&>(*e);
-        Expr(x.value);
-        for (const auto& i : x.indices) Expr(i);
-        break;
-      }
-      case NodeKind::kSlice: {
-        const auto& x = static_cast<const Slice&>(*e);
-        Expr(x.start);
-        Expr(x.stop);
-        Expr(x.step);
-        break;
-      }
-      default:
-        break;
     }
+    ForEachOperand(*e, [&](const ExprPtr& x) { Expr(x); });
   }
 
   bool IsChipOrchestratorName(const std::string& name) {
@@ -291,7 +213,7 @@ class HostWalker {
     bool chip = false;
     for (const auto& f : a_.program->functions) {
       if (f && f->name == name) {
-        chip = f->IsChipOrchestrator();
+        chip = IsChipOrchestrator(*f);
         break;
       }
     }
@@ -333,33 +255,21 @@ class HostWalker {
     }
     // A device= that cannot matter (no view is passed) is not the verifier's business.
     if (consumed_.empty()) return;
-    // The common descriptors (a loop variable of an enclosing loop, a non-negative
-    // constant) are read without copying a DeviceSet; everything else goes through
-    // DeviceDescriptor, which also words the reason.
-    const ExprPtr* device = nullptr;
-    for (const auto& [k, v] : c.attrs) {
-      if (k == "device") {
-        device = &v;
-        break;
-      }
-    }
-    const DeviceSet* set = nullptr;
-    if (device != nullptr && *device) {
-      const ir::Expr& e = **device;
-      if (IsVarLikeKind(e.kind())) {
-        auto it = loops_.find(static_cast<const Var*>(&e));
-        if (it != loops_.end() && it->second.ok) set = &it->second.set;
-      } else if (e.kind() == NodeKind::kConstInt && static_cast<const ConstInt&>(e).value >= 0) {
-        const_set_.all = false;
-        const_set_.ids.assign(1, static_cast<const ConstInt&>(e).value);
-        set = &const_set_;
-      }
-    }
-    if (set != nullptr) {
-      AddCoverage(*set);
+    const ExprPtr device = FindAttr(c.attrs, "device");
+    // Without device= the runtime places the dispatch: it covers no device.
+    if (!device) {
+      for (size_t alloc : consumed_) a_.allocs[alloc].unplaced = true;
       return;
     }
-    Descriptor d = DeviceDescriptor(device != nullptr ? *device : ExprPtr(), loops_);
+    // The usual descriptor, an enclosing loop's variable, is read in place.
+    if (IsVarLikeKind(device->kind())) {
+      auto it = loops_.find(static_cast<const Var*>(device.get()));
+      if (it != loops_.end() && it->second.ok) {
+        AddCoverage(it->second.set);
+        return;
+      }
+    }
+    Descriptor d = DeviceDescriptor(device, loops_);
     if (!d.ok) {
       sink_.Report(
           CheckId::kDispatchDeviceUnresolvable,
@@ -372,25 +282,24 @@ class HostWalker {
     AddCoverage(d.set);
   }
 
-  void AddCoverage(const DeviceSet& set) {
+  void AddCoverage(const Devices& set) {
     for (size_t alloc : consumed_) {
       AllocInfo& info = a_.allocs[alloc];
       if (!info.dispatched) {
         info.dispatch_cov = set;
         info.dispatched = true;
-      } else if (!info.dispatch_cov.all && info.dispatch_cov != set) {
-        info.dispatch_cov = info.dispatch_cov.Merge(set);
+      } else if (info.dispatch_cov != set) {
+        info.dispatch_cov.Absorb(set);
       }
     }
   }
 
   HostAnalysis& a_;
   DiagnosticSink& sink_;
-  BoundTable bounds_;
+  BoundEnv bounds_;
   LoopEnv loops_;
-  std::unordered_map<std::string, bool> chip_cache_;
+  absl::flat_hash_map<std::string, bool> chip_cache_;
   std::vector<size_t> consumed_;
-  DeviceSet const_set_;  // scratch for a constant device= (keeps its buffer)
 };
 
 }  // namespace

@@ -4,25 +4,24 @@
 // program, in one walk of its body: the scope chain, the allocs, which Vars are
 // views of which alloc (windows, aliases, in-place collective results), the
 // dispatch coverage of every alloc, the collective pairings and the assignments
-// the type-symmetry check looks at. Nothing here comes from pass code: the
-// rules are DESIGN §4 steps 1-4, implemented again.
+// the type-symmetry check looks at. Every rule here is the verifier's own
+// statement of what the pass must do; none is shared with pass code.
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
+
 #include "ir/function.h"
-#include "ir/ptr_table.h"
+#include "verifier/devices.h"
 #include "verifier/diagnostic.h"
 
 namespace cds::verify {
 
 inline constexpr size_t kNone = std::numeric_limits<size_t>::max();
-
-using ir::PtrTable;
 
 struct AllocInfo {
   const ir::Var* var = nullptr;  // the LHS: the expected WindowBuffer base
@@ -32,9 +31,10 @@ struct AllocInfo {
   std::vector<size_t> views;  // indices into HostAnalysis::views, source order
 
   // Coverage (coverage.cc): dispatch descriptors, then inheritance on top.
-  ir::DeviceSet dispatch_cov;
+  Devices dispatch_cov;
   bool dispatched = false;
-  ir::DeviceSet coverage;
+  bool unplaced = false;  // passed to a dispatch without device=, which covers nothing
+  Devices coverage;
   bool covered = false;
 
   // Sharing (window_buffer_sharing.cc): the WindowBuffer the alloc's views agree on
@@ -73,7 +73,7 @@ struct ChainProblem {
 // A loop's or a dispatch's device descriptor; `why` says what made it unusable.
 struct Descriptor {
   bool ok = false;
-  ir::DeviceSet set;
+  Devices set;
   std::string why;
 };
 
@@ -82,18 +82,13 @@ struct BoundValue {
   BoundKind kind = BoundKind::kConst;
   int64_t value = 0;
 };
-using BoundEnv = std::unordered_map<const ir::Var*, BoundValue>;
-using LoopEnv = std::unordered_map<const ir::Var*, Descriptor>;
-// The walk's own bound environment (every Var assigned a constant or world_size()).
-using BoundTable = PtrTable<BoundValue>;  // keyed by const ir::Var*
+// Every Var assigned a constant or world_size() so far, and the descriptor of
+// every enclosing loop's induction variable.
+using BoundEnv = absl::flat_hash_map<const ir::Var*, BoundValue>;
+using LoopEnv = absl::flat_hash_map<const ir::Var*, Descriptor>;
 
-// Largest explicit device range the verifier expands (bigger ones are reported as
-// unresolvable rather than exhausting memory).
-inline constexpr int64_t kMaxDeviceRange = 1 << 16;
-
-// coverage.cc: DESIGN §4 step 3, re-implemented.
+// coverage.cc: the descriptor of a dispatch loop and of a dispatch's device=.
 Descriptor LoopDescriptor(const ir::ForStmt& loop, const BoundEnv& bounds);
-Descriptor LoopDescriptor(const ir::ForStmt& loop, const BoundTable& bounds);
 Descriptor DeviceDescriptor(const ir::ExprPtr& device, const LoopEnv& loops);
 
 struct HostAnalysis {
@@ -102,10 +97,10 @@ struct HostAnalysis {
   std::vector<ScopeInfo> scopes;  // chain first (outer first), then stray scopes in walk order
   size_t chain_length = 0;
   std::vector<ChainProblem> chain_problems;
-  std::vector<AllocInfo> allocs;                             // source order
-  std::vector<ViewInfo> views;                               // source order
-  PtrTable<size_t> alloc_of_ptr;   // alloc LHS (const ir::Var*) -> alloc
-  PtrTable<size_t> alloc_of_view;  // view-like Var (const ir::Var*) -> alloc
+  std::vector<AllocInfo> allocs;                              // source order
+  std::vector<ViewInfo> views;                                // source order
+  absl::flat_hash_map<const ir::Var*, size_t> alloc_of_ptr;   // alloc LHS -> alloc
+  absl::flat_hash_map<const ir::Var*, size_t> alloc_of_view;  // view-like Var -> alloc
   // Assignments whose RHS is a Call or a Var and whose LHS type does not agree with
   // the RHS type (TypesAgree, decided during the walk while both are in cache);
   // type_symmetry.cc reports them.

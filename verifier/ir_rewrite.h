@@ -4,7 +4,7 @@
 // reuse to build broken outputs). ir::IRMutator keeps Vars as leaves; here a Var
 // whose type changes is rebuilt once and every def and use maps to the new one.
 
-#include <unordered_map>
+#include <absl/container/flat_hash_map.h>
 
 #include "ir/mutator.h"
 
@@ -25,7 +25,7 @@ class RetypingMutator : public ir::IRMutator {
   ir::VarPtr Retype(const ir::VarPtr& v);
 
  private:
-  std::unordered_map<const ir::Var*, ir::VarPtr> var_memo_;
+  absl::flat_hash_map<const ir::Var*, ir::VarPtr> var_memo_;
 };
 
 // Drops every window_buffer back-reference (Var types, Call types, parameters).

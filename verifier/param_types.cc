@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "verifier/checks.h"
+#include "verifier/orchestrators.h"
 #include "verifier/type_util.h"
 
 namespace cds::verify {
@@ -12,7 +13,8 @@ namespace cds::verify {
 using namespace cds::ir;
 
 void CheckParamTypes(const Function& fn, DiagnosticSink& sink) {
-  if (!fn.IsChipOrchestrator() && fn.func_type != FunctionType::kInCore) return;
+  const bool chip = IsChipOrchestrator(fn);
+  if (!chip && fn.func_type != FunctionType::kInCore) return;
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const VarPtr& p = fn.params[i];
     if (!p) {
@@ -25,8 +27,8 @@ void CheckParamTypes(const Function& fn, DiagnosticSink& sink) {
         CheckId::kParamHasWindowBuffer,
         fmt::format("parameter '{}' of {} function '{}' has type {}; chip-orchestrator and InCore "
                     "parameter types must not carry a window_buffer",
-                    p->name_hint, fn.IsChipOrchestrator() ? "chip-orchestrator" : "InCore", fn.name,
-                    DescribeType(p->type)),
+                    p->name_hint, chip ? "chip-orchestrator" : "InCore", fn.name,
+                    TypeText(p->type)),
         p->span().IsKnown() ? p->span() : fn.span());
   }
 }

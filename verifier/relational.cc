@@ -17,14 +17,16 @@
 
 #include "verifier/relational.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
-#include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/structural_equal.h"
+#include "verifier/byte_size.h"
 #include "verifier/checks.h"
 #include "verifier/fast_equal.h"
 #include "verifier/ir_rewrite.h"
+#include "verifier/orchestrators.h"
 
 namespace cds::verify {
 
@@ -45,25 +47,6 @@ const Call* CallOf(const ExprPtr& e, std::string_view op) {
 const AssignStmt* AssignOf(const StmtPtr& s) {
   return s && s->kind() == NodeKind::kAssignStmt ? static_cast<const AssignStmt*>(s.get())
                                                  : nullptr;
-}
-
-// Flattens a product of Vars and constants; false for anything else.
-bool Product(const ExprPtr& e, std::vector<const Var*>& vars, int64_t& constant) {
-  if (!e) return false;
-  if (e->kind() == NodeKind::kConstInt) {
-    constant *= static_cast<const ConstInt&>(*e).value;
-    return true;
-  }
-  if (IsVarLikeKind(e->kind())) {
-    vars.push_back(static_cast<const Var*>(e.get()));
-    return true;
-  }
-  if (e->kind() == NodeKind::kBinaryExpr) {
-    const auto& b = static_cast<const BinaryExpr&>(*e);
-    return b.op == BinaryOp::kMul && Product(b.lhs, vars, constant) &&
-           Product(b.rhs, vars, constant);
-  }
-  return false;
 }
 
 int64_t CoreNum(const Call& allreduce) {
@@ -118,23 +101,21 @@ const Var* MatchTriple(std::span<const StmtPtr> stmts, size_t i, int64_t& core_n
   core_num = static_cast<const ConstInt&>(*dims[1]).value;
   if (core_num <= 0) return nullptr;
 
-  ExprPtr size;
-  try {
-    size = AllocSizeBytes(*alloc);
-  } catch (const cds::ValueError&) {
-    return nullptr;
-  }
-  std::vector<const Var*> vars;
-  int64_t constant = 1;
-  if (!Product(size, vars, constant) || vars.size() != 1 || vars[0] != s0->var.get() ||
-      constant != core_num * 4) {
+  // ws * core_num * 4 bytes, in whatever order the factors are written.
+  std::string why;
+  std::optional<ByteSize> size = AllocByteSize(*alloc, &why);
+  int64_t bytes = 0;
+  if (!size || __builtin_mul_overflow(core_num, 4, &bytes) || size->constant != bytes ||
+      size->factors.size() != 1 || size->factors[0].get() != s0->var.get()) {
     return nullptr;
   }
   return s2->var.get();
 }
 
 // Drops the signal argument of an allreduce call when it is a pending synthesized one.
-ExprPtr Unsignal(const ExprPtr& e, std::unordered_map<const Var*, Triple>& pending) {
+using PendingTriples = absl::flat_hash_map<const Var*, Triple>;
+
+ExprPtr Unsignal(const ExprPtr& e, PendingTriples& pending) {
   const Call* c = CallOf(e, ops::kAllReduce);
   if (!c || c->args.size() != 2 || !c->args[1] || !IsVarLikeKind(c->args[1]->kind())) return e;
   auto it = pending.find(static_cast<const Var*>(c->args[1].get()));
@@ -204,7 +185,7 @@ class SignalStripper {
   }
 
   static bool StripTriples(std::vector<StmtPtr>& stmts) {
-    std::unordered_map<const Var*, Triple> pending;
+    PendingTriples pending;
     for (size_t i = 0; i + 2 < stmts.size(); ++i) {
       int64_t core_num = 0;
       if (const Var* sig = MatchTriple(stmts, i, core_num)) {
@@ -389,7 +370,7 @@ void CheckRelational(const ProgramPtr& before, const ProgramPtr& after, Diagnost
       continue;
     }
     if (f == g) continue;
-    if (f->IsHostOrchestrator() || g->IsHostOrchestrator()) {
+    if (IsHostOrchestrator(*f) || IsHostOrchestrator(*g)) {
       EqualityResult r = CompareHost(f, g);
       if (!r.equal) {
         sink.Report(

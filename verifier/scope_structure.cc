@@ -3,8 +3,7 @@
 // WindowBuffer a slot of exactly one scope, slot names unique per scope, scopes
 // and slots in alloc source order.
 
-#include <unordered_map>
-
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
 #include "verifier/checks.h"
@@ -56,11 +55,11 @@ void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink) {
     if (stmt.slots.empty()) {
       sink.Report(CheckId::kEmptyScope,
                   fmt::format("scope '{}' of '{}' (devices {}) has no slots", stmt.name_hint, fname,
-                              stmt.devices.ToString()),
+                              BriefDeviceList(stmt.devices)),
                   stmt.span());
     }
 
-    std::unordered_map<std::string_view, size_t> names;
+    absl::flat_hash_map<std::string_view, size_t> names;
     names.reserve(stmt.slots.size());
     size_t prev_owner = kNone;
     size_t first = kNone;

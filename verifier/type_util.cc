@@ -1,8 +1,7 @@
 #include "verifier/type_util.h"
 
-#include <fmt/format.h>
-
 #include "ir/expr.h"
+#include "ir/printer.h"
 #include "ir/structural_equal.h"
 
 namespace cds::verify {
@@ -26,7 +25,6 @@ bool ContainsWindowBuffer(const TypePtr& type) {
   }
   return false;
 }
-
 
 bool TypesAgree(const TypePtr& a, const TypePtr& b) {
   if (a == b) return true;
@@ -64,70 +62,13 @@ bool TypesAgree(const TypePtr& a, const TypePtr& b) {
   }
 }
 
-std::string DescribeExpr(const ExprPtr& e) {
-  if (!e) return "<null>";
-  switch (e->kind()) {
-    case NodeKind::kConstInt:
-      return fmt::format("{}", static_cast<const ConstInt&>(*e).value);
-    case NodeKind::kVar:
-    case NodeKind::kIterArg:
-    case NodeKind::kWindowBuffer:
-      return static_cast<const Var&>(*e).name_hint;
-    case NodeKind::kBinaryExpr: {
-      const auto& b = static_cast<const BinaryExpr&>(*e);
-      return fmt::format("{}({}, {})", BinaryOpName(b.op), DescribeExpr(b.lhs),
-                         DescribeExpr(b.rhs));
-    }
-    case NodeKind::kCall: {
-      const auto& c = static_cast<const Call&>(*e);
-      if (auto gv = c.Callee()) return fmt::format("self.{}(...)", gv->name);
-      return fmt::format("{}(...)", c.OpName());
-    }
-    default:
-      return std::string(NodeKindName(e->kind()));
-  }
-}
+std::string TypeText(const TypePtr& type) { return type ? PrintNode(type) : "<no type>"; }
 
-namespace {
-std::string DescribeShape(std::span<const ExprPtr> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += DescribeExpr(shape[i]);
-  }
-  return s + "]";
-}
-}  // namespace
+std::string ExprText(const ExprPtr& expr) { return expr ? PrintNode(expr) : "<none>"; }
 
-std::string DescribeType(const TypePtr& t) {
-  if (!t) return "<null type>";
-  switch (t->kind()) {
-    case NodeKind::kScalarType:
-      return fmt::format("Scalar[{}]", DataTypeName(static_cast<const ScalarType&>(*t).dtype));
-    case NodeKind::kPtrType:
-      return "Ptr";
-    case NodeKind::kUnknownType:
-      return "Unknown";
-    case NodeKind::kTensorType: {
-      const auto& x = static_cast<const TensorType&>(*t);
-      return fmt::format("Tensor[{}, {}]", DescribeShape(x.shape), DataTypeName(x.dtype));
-    }
-    case NodeKind::kDistributedTensorType: {
-      const auto& x = static_cast<const DistributedTensorType&>(*t);
-      std::string wb = x.window_buffer ? fmt::format("window_buffer={}", x.window_buffer->name_hint)
-                                       : std::string("no window_buffer");
-      return fmt::format("DistributedTensor[{}, {}, {}]", DescribeShape(x.shape),
-                         DataTypeName(x.dtype), wb);
-    }
-    case NodeKind::kTupleType: {
-      const auto& x = static_cast<const TupleType&>(*t);
-      std::string s = "Tuple[";
-      for (size_t i = 0; i < x.types.size(); ++i) s += (i ? ", " : "") + DescribeType(x.types[i]);
-      return s + "]";
-    }
-    default:
-      return std::string(NodeKindName(t->kind()));
-  }
+std::string CalleeText(const Call& call) {
+  if (auto gv = call.Callee()) return "self." + gv->name;
+  return call.OpName();
 }
 
 }  // namespace cds::verify

@@ -1,10 +1,12 @@
 #pragma once
 
-// Small type helpers shared by the checks. They never throw and accept null or
-// ill-formed types, since the verifier must survive any output.
+// Small type helpers shared by the checks, and the text of expressions and types
+// in messages. They never throw and accept null types, since the verifier must
+// survive any output.
 
 #include <string>
 
+#include "ir/expr.h"
 #include "ir/type.h"
 
 namespace cds::verify {
@@ -20,8 +22,11 @@ bool ContainsWindowBuffer(const ir::TypePtr& type);
 // which is exactly the sharing bug this has to see.
 bool TypesAgree(const ir::TypePtr& a, const ir::TypePtr& b);
 
-// "DistributedTensor[[256], FP32, window_buffer=buf]" for messages.
-std::string DescribeType(const ir::TypePtr& type);
-std::string DescribeExpr(const ir::ExprPtr& expr);
+// Types and expressions in messages, as the text format writes them
+// (`pld.DistributedTensor[[256], pl.FP32]`, `256 * 4`), by the printer.
+std::string TypeText(const ir::TypePtr& type);
+std::string ExprText(const ir::ExprPtr& expr);
+// What a call calls: "self.chip_orch" or "pld.tensor.allreduce".
+std::string CalleeText(const ir::Call& call);
 
 }  // namespace cds::verify

@@ -2,11 +2,64 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace cds::fuzz {
+
+Coverage Coverage::All() {
+  Coverage c;
+  c.all_ = true;
+  return c;
+}
+
+Coverage Coverage::Interval(int64_t lo, int64_t hi) {
+  Coverage c;
+  if (lo < hi) c.intervals_.emplace_back(lo, hi);
+  return c;
+}
+
+void Coverage::Absorb(const Coverage& other) {
+  if (all_) return;
+  if (other.all_) {
+    *this = other;
+    return;
+  }
+  std::vector<std::pair<int64_t, int64_t>> both = intervals_;
+  both.insert(both.end(), other.intervals_.begin(), other.intervals_.end());
+  std::sort(both.begin(), both.end());
+  intervals_.clear();
+  for (const auto& [lo, hi] : both) {
+    // Overlapping or touching intervals become one, so each set has one spelling.
+    if (!intervals_.empty() && lo <= intervals_.back().second) {
+      intervals_.back().second = std::max(intervals_.back().second, hi);
+    } else {
+      intervals_.emplace_back(lo, hi);
+    }
+  }
+}
+
+std::vector<int64_t> Coverage::Ids() const {
+  std::vector<int64_t> ids;
+  for (const auto& [lo, hi] : intervals_) {
+    for (int64_t i = lo; i < hi; ++i) ids.push_back(i);
+  }
+  return ids;
+}
+
+ir::DeviceSet Coverage::ToDeviceSet() const {
+  ir::DeviceSet d;
+  d.all = all_;
+  d.ids = Ids();
+  return d;
+}
+
+std::string Coverage::Text() const {
+  return all_ ? "all" : fmt::format("[{}]", fmt::join(Ids(), ", "));
+}
 
 bool IsDispatchTarget(const FunctionModel& f) { return f.role == FuncRole::kChipOrch; }
 
@@ -20,21 +73,21 @@ bool LoopIsEmpty(const LoopModel& l) {
   }
 }
 
-ir::DeviceSet LoopCoverage(const LoopModel& l) {
+Coverage LoopCoverage(const LoopModel& l) {
   switch (l.form) {
     case LoopForm::kWorldSize:
     case LoopForm::kWorldSizeExplicit:
-    case LoopForm::kWorldSizeTemp: return ir::DeviceSet::All();
-    default: break;
+    case LoopForm::kWorldSizeTemp:
+      return Coverage::All();
+    default:
+      return Coverage::Interval(l.start, l.stop);
   }
-  std::vector<int64_t> ids;
-  for (int64_t i = l.start; i < l.stop; ++i) ids.push_back(i);
-  return ir::DeviceSet::Of(std::move(ids));
 }
 
-std::optional<ir::DeviceSet> DeviceDescriptor(const ProgramModel& m, const DispatchModel& d) {
+std::optional<Coverage> DeviceDescriptor(const ProgramModel& m, const DispatchModel& d) {
   switch (d.form) {
-    case DeviceForm::kConst: return ir::DeviceSet::Of({d.constant});
+    case DeviceForm::kConst:
+      return Coverage::Device(d.constant);
     case DeviceForm::kLoopVar: {
       const LoopModel& l = m.loops[d.loop];
       if (l.form == LoopForm::kStep || l.form == LoopForm::kWorldSizeStart || l.form == LoopForm::kVarBound) {
@@ -57,15 +110,15 @@ int ViewAlloc(const ProgramModel& m, int value) {
   return v.kind == ValueKind::kView ? v.alloc : -1;
 }
 
-std::vector<ir::DeviceSet> DispatchCoverage(const ProgramModel& m) {
-  std::vector<ir::DeviceSet> cov(m.allocs.size());
+std::vector<Coverage> DispatchCoverage(const ProgramModel& m) {
+  std::vector<Coverage> cov(m.allocs.size());
   for (const DispatchModel& d : m.dispatches) {
-    if (!IsDispatchTarget(m.functions[d.callee])) continue;
-    std::optional<ir::DeviceSet> desc = DeviceDescriptor(m, d);
+    if (!IsDispatchTarget(m.functions[d.callee]) || d.form == DeviceForm::kUnplaced) continue;
+    std::optional<Coverage> desc = DeviceDescriptor(m, d);
     if (!desc) continue;
     for (int a : d.args) {
       const int alloc = ViewAlloc(m, a);
-      if (alloc >= 0) cov[alloc] = cov[alloc].Merge(*desc);
+      if (alloc >= 0) cov[alloc].Absorb(*desc);
     }
   }
   return cov;
@@ -102,9 +155,72 @@ const FunctionExpect* Expectation::Find(std::string_view function) const {
 
 namespace {
 
+// Alloc sizes as linear functions of the world size, evaluated over the model's
+// own expressions (a scalar temp stands for the expression that defined it).
+class SizeEvaluator {
+ public:
+  explicit SizeEvaluator(const ProgramModel& m) : definition_(m.values.size(), nullptr) {
+    for (const FunctionModel& f : m.functions) {
+      ForEachStmt(f.body, [&](const StmtModel& s) {
+        if (s.kind == StmtKind::kScalar && s.def >= 0) definition_[s.def] = &s.expr;
+      });
+    }
+  }
+
+  std::optional<SizeExpect> Of(const AllocModel& a) const {
+    if (a.size_form != SizeForm::kShape) return Linear(a.size);
+    int64_t elements = 1;
+    for (int64_t d : a.shape) elements *= d;
+    return SizeExpect{elements * ir::DataTypeBytes(a.dtype), 0};
+  }
+
+  // A synthesized signal: an INT32 [world_size, core_num] window.
+  static SizeExpect Signal(const CollectiveModel& c) {
+    const int64_t core_num = c.core_num > 0 ? c.core_num : 1;
+    return SizeExpect{0, core_num * 4};
+  }
+
+ private:
+  std::optional<SizeExpect> Linear(const SExpr& e) const {
+    switch (e.kind) {
+      case SExpr::Kind::kConst:
+        return SizeExpect{e.constant, 0};
+      case SExpr::Kind::kWorldSize:
+        return SizeExpect{0, 1};
+      case SExpr::Kind::kBytesOf:
+        return SizeExpect{ir::DataTypeBytes(e.dtype), 0};
+      case SExpr::Kind::kVar:
+        if (definition_[e.var] == nullptr) return std::nullopt;
+        return Linear(*definition_[e.var]);
+      case SExpr::Kind::kBinary: {
+        const std::optional<SizeExpect> a = Linear(e.operands[0]), b = Linear(e.operands[1]);
+        if (!a || !b) return std::nullopt;
+        switch (e.op) {
+          case ir::BinaryOp::kAdd:
+            return SizeExpect{a->constant + b->constant, a->per_world_size + b->per_world_size};
+          case ir::BinaryOp::kSub:
+            return SizeExpect{a->constant - b->constant, a->per_world_size - b->per_world_size};
+          case ir::BinaryOp::kMul:
+            if (a->per_world_size == 0)
+              return SizeExpect{a->constant * b->constant, a->constant * b->per_world_size};
+            if (b->per_world_size == 0)
+              return SizeExpect{a->constant * b->constant, a->per_world_size * b->constant};
+            return std::nullopt;
+          default:
+            return std::nullopt;
+        }
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  std::vector<const SExpr*> definition_;  // value -> the expression a scalar statement bound to it
+};
+
 // Every Var name and alloc name of the program: synthesized names avoid them.
-std::set<std::string> UsedNames(const ProgramModel& m) {
-  std::set<std::string> names;
+absl::flat_hash_set<std::string> UsedNames(const ProgramModel& m) {
+  absl::flat_hash_set<std::string> names;
   for (const ValueModel& v : m.values) names.insert(v.name);
   for (const AllocModel& a : m.allocs) names.insert(a.name);
   return names;
@@ -120,9 +236,9 @@ Expectation ComputeExpectation(const ProgramModel& m) {
   // SynthesizeAllReduceSignals: one counter for the program, hosts in name order,
   // statements in source order. A lifted return takes its signal first, then its
   // result name (the signal completes the call that is then lifted).
-  std::set<std::string> used = UsedNames(m);
+  absl::flat_hash_set<std::string> used = UsedNames(m);
   int64_t counter = 0;
-  std::map<int, size_t> signal_of_coll;  // collective -> index in e.signals
+  absl::flat_hash_map<int, size_t> signal_of_coll;  // collective -> index in e.signals
   for (int h : hosts) {
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.ref < 0 || (s.kind != StmtKind::kCollective && s.kind != StmtKind::kReturn)) return;
@@ -136,8 +252,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
                                             fmt::format("__allreduce_signal_{}", k)};
         };
         // One array per candidate: begin() and end() must come from the same object.
-        for (auto cand = names(k);
-             std::any_of(cand.begin(), cand.end(), [&](const std::string& n) { return used.count(n); });
+        for (auto cand = names(k); std::any_of(
+                 cand.begin(), cand.end(), [&](const std::string& n) { return used.contains(n); });
              cand = names(++k)) {
         }
         const auto n = names(k);
@@ -157,7 +273,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
       if (c.in_return) {
         int64_t k = counter;
-        while (used.count(fmt::format("__allreduce_result_{}", k))) ++k;
+        while (used.contains(fmt::format("__allreduce_result_{}", k))) ++k;
         LiftedResult r{m.functions[h].name, fmt::format("__allreduce_result_{}", k), s.id};
         used.insert(r.name);
         counter = k + 1;
@@ -167,7 +283,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
   }
 
   // MaterializeCommDomainScopes, per host.
-  const std::vector<ir::DeviceSet> dispatch_cov = DispatchCoverage(m);
+  const std::vector<Coverage> dispatch_cov = DispatchCoverage(m);
+  const SizeEvaluator sizes(m);
   for (int h : hosts) {
     FunctionExpect fe;
     fe.name = m.functions[h].name;
@@ -175,7 +292,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
     // Model alloc index -> position in fe.allocs; synthesized ones are keyed by
     // their collective.
     std::map<int, size_t> pos_of_alloc;
-    std::map<int, size_t> pos_of_signal;
+    absl::flat_hash_map<int, size_t> pos_of_signal;
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kAlloc) {
         const AllocModel& a = m.allocs[s.ref];
@@ -183,6 +300,12 @@ Expectation ComputeExpectation(const ProgramModel& m) {
         ae.name = a.name;
         ae.var_name = m.values[a.var].name;
         ae.dispatch_coverage = dispatch_cov[s.ref];
+        if (std::optional<SizeExpect> size = sizes.Of(a)) {
+          ae.size = *size;
+        } else {
+          e.problems.push_back(fmt::format(
+              "{}: the size of alloc '{}' is not linear in the world size", fn, a.name));
+        }
         pos_of_alloc[s.ref] = fe.allocs.size();
         fe.allocs.push_back(std::move(ae));
       } else if (s.ref >= 0 && (s.kind == StmtKind::kCollective || s.kind == StmtKind::kReturn)) {
@@ -191,6 +314,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
         AllocExpect ae;
         ae.name = ae.var_name = e.signals[it->second].buffer;
         ae.synthesized = true;
+        ae.size = SizeEvaluator::Signal(m.collectives[s.ref]);
         pos_of_signal[s.ref] = fe.allocs.size();
         fe.allocs.push_back(std::move(ae));
       }
@@ -230,7 +354,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
         }
         auto it = pos_of_alloc.find(to);
         if (it != pos_of_alloc.end()) {
-          fe.allocs[it->second].coverage = fe.allocs[it->second].coverage.Merge(dispatch_cov[from]);
+          fe.allocs[it->second].coverage.Absorb(dispatch_cov[from]);
         }
       }
       if (c.kind == CollKind::kBarrier) {
@@ -251,7 +375,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
     }
     for (const DispatchModel& d : m.dispatches) {
-      if (d.function == h && IsDispatchTarget(m.functions[d.callee]) && !DeviceDescriptor(m, d)) {
+      if (d.function == h && IsDispatchTarget(m.functions[d.callee]) &&
+          d.form != DeviceForm::kUnplaced && !DeviceDescriptor(m, d)) {
         e.problems.push_back(fmt::format("{}: unsupported device= of a dispatch to {}", fn,
                                          m.functions[d.callee].name));
       }
@@ -267,7 +392,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
     });
     // Dead and unconsumed allocs.
-    std::map<int, int> windows;
+    absl::flat_hash_map<int, int> windows;
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kView) windows[s.ref]++;
     });
@@ -279,15 +404,17 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
     }
     // Cluster in source order by equal coverage.
+    std::vector<const Coverage*> scope_coverage;
     for (size_t i = 0; i < fe.allocs.size(); ++i) {
       AllocExpect& ae = fe.allocs[i];
       size_t s = 0;
-      while (s < fe.scopes.size() && fe.scopes[s].devices != ae.coverage) ++s;
-      if (s == fe.scopes.size()) {
+      while (s < scope_coverage.size() && !(*scope_coverage[s] == ae.coverage)) ++s;
+      if (s == scope_coverage.size()) {
         ScopeExpect scope;
         scope.name = fmt::format("comm_d{}", s);
-        scope.devices = ae.coverage;
+        scope.devices = ae.coverage.ToDeviceSet();
         fe.scopes.push_back(std::move(scope));
+        scope_coverage.push_back(&ae.coverage);
       }
       ScopeExpect& scope = fe.scopes[s];
       if (std::find(scope.slots.begin(), scope.slots.end(), ae.name) != scope.slots.end()) {
@@ -295,6 +422,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
       scope.slots.push_back(ae.name);
       scope.slot_vars.push_back(ae.var_name);
+      scope.sizes.push_back(ae.size);
       ae.scope = static_cast<int>(s);
     }
     e.functions.push_back(std::move(fe));
@@ -308,6 +436,10 @@ nlohmann::json ToJson(const Expectation& e) {
     if (d.all) return "all";
     return json(d.ids);
   };
+  auto coverage = [&](const Coverage& c) -> json { return devices(c.ToDeviceSet()); };
+  auto size = [](const SizeExpect& s) -> json {
+    return {{"bytes", s.constant}, {"bytes_per_world_size", s.per_world_size}};
+  };
   json out = json::object();
   json fns = json::array();
   for (const FunctionExpect& f : e.functions) {
@@ -319,8 +451,12 @@ nlohmann::json ToJson(const Expectation& e) {
     }
     json allocs = json::array();
     for (const AllocExpect& a : f.allocs) {
-      allocs.push_back({{"name", a.name}, {"var", a.var_name}, {"synthesized", a.synthesized},
-                        {"dispatch_coverage", devices(a.dispatch_coverage)}, {"coverage", devices(a.coverage)},
+      allocs.push_back({{"name", a.name},
+                        {"var", a.var_name},
+                        {"synthesized", a.synthesized},
+                        {"dispatch_coverage", coverage(a.dispatch_coverage)},
+                        {"coverage", coverage(a.coverage)},
+                        {"size", size(a.size)},
                         {"scope", a.scope}});
     }
     jf["scopes"] = std::move(scopes);

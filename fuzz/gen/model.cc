@@ -1,9 +1,10 @@
 #include "fuzz/gen/model.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
 #include "fuzz/gen/expect.h"
@@ -49,6 +50,12 @@ std::optional<Feature> FeatureFromName(std::string_view name) {
 }
 FeatureSet AllFeatures() { return FeatureSet().set(); }
 
+FeatureSet DefaultFeatures() {
+  FeatureSet f = AllFeatures();
+  for (Feature pending : kAwaitingParser) f.reset(static_cast<size_t>(pending));
+  return f;
+}
+
 std::string_view InvalidKindName(InvalidKind k) { return kInvalidNames[static_cast<size_t>(k)].name; }
 std::optional<InvalidKind> InvalidKindFromName(std::string_view name) {
   for (const auto& e : kInvalidNames) {
@@ -81,6 +88,10 @@ std::string_view CollOpName(CollKind k) {
 
 // ---------------------------------------------------------------------------
 // ProgramModel queries
+
+bool IsCollectiveKernel(const FunctionModel& f) {
+  return f.role == FuncRole::kInCore && !f.body.empty();
+}
 
 std::vector<int> ProgramModel::HostFunctions() const {
   std::vector<int> out;
@@ -123,9 +134,10 @@ FeatureSet ProgramModel::UsedFeatures() const {
     if (f.decl == DeclForm::kChipType) set(Feature::kChipByType);
     if (f.decl == DeclForm::kChipLevelRole) set(Feature::kChipByLevelRole);
     if (f.role == FuncRole::kGraph) set(Feature::kGraphFunc);
-    if (f.role == FuncRole::kInCore) set(Feature::kInCoreFunc);
+    if (f.role == FuncRole::kInCore)
+      set(IsCollectiveKernel(f) ? Feature::kKernelCollective : Feature::kInCoreFunc);
   }
-  std::map<int, int> windows_per_alloc;
+  absl::flat_hash_map<int, int> windows_per_alloc;
   for (const AllocModel& a : allocs) {
     switch (a.size_form) {
       case SizeForm::kLiteral: set(Feature::kSizeLiteral); break;
@@ -156,9 +168,11 @@ FeatureSet ProgramModel::UsedFeatures() const {
     if (!IsDispatchTarget(functions[d.callee])) continue;
     if (d.loop_context.empty()) set(Feature::kDeviceOutsideLoop);
     if (d.form == DeviceForm::kConst && !d.loop_context.empty()) set(Feature::kDeviceConst);
+    if (d.form == DeviceForm::kUnplaced) set(Feature::kDeviceUnplaced);
     if (d.loop_context.size() >= 2) set(Feature::kNestedLoop);
   }
   for (const CollectiveModel& c : collectives) {
+    if (IsCollectiveKernel(functions[c.function])) continue;
     switch (c.kind) {
       case CollKind::kAllReduce:
         if (c.in_return) set(Feature::kAllReduceReturn);
@@ -174,7 +188,7 @@ FeatureSet ProgramModel::UsedFeatures() const {
     if (c.result >= 0) set(Feature::kCollectiveResult);
   }
   for (size_t fi = 0; fi < functions.size(); ++fi) {
-    std::map<std::string, int> view_bindings;
+    absl::flat_hash_map<std::string, int> view_bindings;
     ForEachStmt(functions[fi].body, [&](const StmtModel& s) {
       switch (s.kind) {
         case StmtKind::kView: windows_per_alloc[s.ref]++; break;
@@ -184,7 +198,9 @@ FeatureSet ProgramModel::UsedFeatures() const {
         case StmtKind::kTensorCreate:
         case StmtKind::kTensorAdd: set(Feature::kNoiseTensor); break;
         case StmtKind::kScalar:
-          if (s.expr.HasSubscript()) {
+          if (s.expr.kind == SExpr::Kind::kTuple) {
+            set(Feature::kTupleValue);
+          } else if (s.expr.HasSubscript()) {
             set(Feature::kSubscript);
           } else if (s.expr.kind == SExpr::Kind::kBinary) {
             set(Feature::kNoiseScalar);
@@ -192,8 +208,11 @@ FeatureSet ProgramModel::UsedFeatures() const {
           break;
         case StmtKind::kScope: set(s.flag ? Feature::kSubscript : Feature::kWholeProgram); break;
         case StmtKind::kOpaque:
-          set(Feature::kWholeProgram);
+          set(s.tuple_args.empty() ? Feature::kWholeProgram : Feature::kTupleValue);
           if (s.flag) set(Feature::kSubscript);
+          break;
+        case StmtKind::kReturn:
+          if (s.src >= 0) set(Feature::kTupleValue);
           break;
         case StmtKind::kUnpack: set(Feature::kUnpack); break;
         case StmtKind::kSubscriptAssign: set(Feature::kSubscript); break;
@@ -243,7 +262,9 @@ DataType SExprDType(const ProgramModel& m, const SExpr& e) {
     case SExpr::Kind::kNeg: return SExprDType(m, e.operands[0]);
     case SExpr::Kind::kSubscript:
     case SExpr::Kind::kSlice:
-    case SExpr::Kind::kNone: break;  // unknown-typed: never a scalar operand
+    case SExpr::Kind::kNone:
+    case SExpr::Kind::kTuple:
+      break;  // never a scalar operand
   }
   return DataType::kInt64;
 }
@@ -524,7 +545,8 @@ class Generator {
     std::vector<int> weights(callees.size(), 6);
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       const FuncRole r = m_.functions[i].role;
-      if (r == FuncRole::kGraph || r == FuncRole::kInCore) {
+      if ((r == FuncRole::kGraph || r == FuncRole::kInCore) &&
+          !IsCollectiveKernel(m_.functions[i])) {
         callees.push_back(static_cast<int>(i));
         weights.push_back(2);
       }
@@ -533,7 +555,11 @@ class Generator {
     std::vector<int> args = DispatchArgs(callee, -1, true);
     DeviceForm form = DeviceForm::kConst;
     int var = -1, loop = -1;
-    if (!loop_stack_.empty() && !(On(Feature::kDeviceConst) && c_.Chance(1, 4))) {
+    if (On(Feature::kDeviceUnplaced) && c_.Chance(1, 4)) {
+      // Placed by the runtime: no coverage. Finalize covers its views' allocs if
+      // no placed dispatch does.
+      form = DeviceForm::kUnplaced;
+    } else if (!loop_stack_.empty() && !(On(Feature::kDeviceConst) && c_.Chance(1, 4))) {
       // Innermost loops are likelier, but any enclosing loop variable is a valid device.
       const size_t depth = loop_stack_.size();
       const size_t pick = c_.Chance(2, 3) ? depth - 1 : c_.Index(depth);
@@ -998,6 +1024,79 @@ class Generator {
     Push(std::move(s));
   }
 
+  // A tuple of 0-3 elements: views, scalars, tensors, tuple values, constants and,
+  // above the innermost level, tuples written in place.
+  SExpr TupleExpr(int depth) {
+    const int n = static_cast<int>(c_.Int(0, 3));
+    std::vector<SExpr> elements;
+    for (int i = 0; i < n; ++i) {
+      std::vector<int> views =
+          UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+      std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+        return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar ||
+               v.kind == ValueKind::kTensor;
+      });
+      std::vector<int> tuples =
+          UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
+      const std::vector<int> w = {views.empty() ? 0 : 3, scalars.empty() ? 0 : 2,
+                                  tuples.empty() ? 0 : 1, 2, depth < 2 ? 1 : 0};
+      switch (c_.Weighted(w)) {
+        case 0:
+          elements.push_back(SExpr::VarRef(c_.Pick(views)));
+          break;
+        case 1:
+          elements.push_back(SExpr::VarRef(c_.Pick(scalars)));
+          break;
+        case 2:
+          elements.push_back(SExpr::VarRef(c_.Pick(tuples)));
+          break;
+        case 3:
+          elements.push_back(SExpr::Const(c_.Int(0, 9)));
+          break;
+        default:
+          elements.push_back(TupleExpr(depth + 1));
+          break;
+      }
+    }
+    return SExpr::TupleOf(std::move(elements));
+  }
+
+  // Whether the type of a tuple mentions a variable of the body (a view shaped
+  // `[n0, 2]`): such a value cannot be returned, since the function's return
+  // type, written in its signature, could not name that variable.
+  bool MentionsBodyVariable(const SExpr& e) const {
+    if (e.kind == SExpr::Kind::kTuple) {
+      return std::any_of(e.operands.begin(), e.operands.end(),
+                         [this](const SExpr& x) { return MentionsBodyVariable(x); });
+    }
+    if (e.kind != SExpr::Kind::kVar) return false;
+    const ValueModel& v = m_.values[e.var];
+    if (v.kind == ValueKind::kTuple) return shaped_by_body_.contains(e.var);
+    return std::any_of(v.sig.dims.begin(), v.sig.dims.end(),
+                       [](const Dim& d) { return d.var >= 0; });
+  }
+
+  // `t = (x, 1)`, or a tuple as a call argument: `pl.touch(v, (x, t))`.
+  void GenTuple() {
+    std::vector<int> views =
+        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    std::vector<int> tuples =
+        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
+    if (c_.Chance(2, 3)) {
+      StmtModel s = NewStmt(StmtKind::kScalar);
+      s.def = NewValue(Fresh("tup"), ValueKind::kTuple);
+      s.expr = TupleExpr(0);
+      if (MentionsBodyVariable(s.expr)) shaped_by_body_.insert(s.def);
+      Push(std::move(s));
+      return;
+    }
+    StmtModel s = NewStmt(StmtKind::kOpaque);
+    if (!views.empty() && c_.Bool()) s.src = c_.Pick(views);
+    s.tuple_args.push_back(!tuples.empty() && c_.Bool() ? SExpr::VarRef(c_.Pick(tuples))
+                                                        : TupleExpr(0));
+    Push(std::move(s));
+  }
+
   void GenNoiseScalar() {
     std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
@@ -1046,8 +1145,28 @@ class Generator {
 
   // One statement (or a compound one); returns the budget it used (>= 1).
   int Step(int remaining, int depth) {
-    enum Action { kAlloc, kDispatch, kView, kAlias, kRebind, kFor, kWhile, kIf, kCollective, kTensor, kScalar,
-                  kCollision, kScope, kOpaque, kUnpackAction, kSubRead, kSubAssign, kFallback, kNumActions };
+    enum Action {
+      kAlloc,
+      kDispatch,
+      kView,
+      kAlias,
+      kRebind,
+      kFor,
+      kWhile,
+      kIf,
+      kCollective,
+      kTensor,
+      kScalar,
+      kCollision,
+      kScope,
+      kOpaque,
+      kUnpackAction,
+      kSubRead,
+      kSubAssign,
+      kTupleAction,
+      kFallback,
+      kNumActions
+    };
     std::vector<int> w(kNumActions, 0);
     const bool has_alloc = !host_allocs_.empty();
     const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
@@ -1082,6 +1201,7 @@ class Generator {
       w[kSubAssign] = 3;
     }
     if (On(Feature::kUnpack) && has_view) w[kUnpackAction] = 3;
+    if (On(Feature::kTupleValue)) w[kTupleAction] = 4;
     w[kFallback] = 1;
     switch (static_cast<Action>(c_.Weighted(w))) {
       case kAlloc: {
@@ -1127,6 +1247,9 @@ class Generator {
       case kUnpackAction: GenUnpack(); return 1;
       case kSubRead: GenSubscriptRead(); return 1;
       case kSubAssign: GenSubscriptAssign(); return 1;
+      case kTupleAction:
+        GenTuple();
+        return 1;
       default: {
         StmtModel s = NewStmt(StmtKind::kScalar);
         s.def = NewValue(Fresh("k"), ValueKind::kScalar);
@@ -1144,7 +1267,7 @@ class Generator {
   // Gives every alloc of the current host a view and the coverage a valid
   // program needs, by appending top-level views and constant-device dispatches.
   void Finalize() {
-    std::map<int, int> windows;
+    absl::flat_hash_map<int, int> windows;
     ForEachStmt(m_.functions[host_].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kView) windows[s.ref]++;
     });
@@ -1152,7 +1275,7 @@ class Generator {
       if (windows[a] == 0) EmitView(a);
     }
     // Data/target allocs of collectives and barrier signals need coverage of their own.
-    std::vector<ir::DeviceSet> cov = DispatchCoverage(m_);
+    std::vector<Coverage> cov = DispatchCoverage(m_);
     std::set<int> needs;
     for (const CollectiveModel& c : m_.collectives) {
       if (c.function != host_) continue;
@@ -1164,10 +1287,10 @@ class Generator {
       if (a >= 0 && cov[a].Empty()) PatchDispatch(a);
     }
     cov = DispatchCoverage(m_);
-    std::vector<ir::DeviceSet> merged = cov;
+    std::vector<Coverage> merged = cov;
     for (const CollectiveModel& c : m_.collectives) {
       if (c.function != host_) continue;
-      for (const auto& [from, to] : InheritancePairs(m_, c)) merged[to] = merged[to].Merge(cov[from]);
+      for (const auto& [from, to] : InheritancePairs(m_, c)) merged[to].Absorb(cov[from]);
     }
     for (int a : std::vector<int>(host_allocs_)) {
       if (merged[a].Empty()) PatchDispatch(a);
@@ -1200,6 +1323,12 @@ class Generator {
       m_.collectives[coll].stmt = ret.id;
       ret.ref = coll;
     }
+    if (ret.ref < 0 && On(Feature::kTupleValue)) {
+      std::vector<int> tuples =
+          UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
+      std::erase_if(tuples, [this](int t) { return shaped_by_body_.contains(t); });
+      if (!tuples.empty() && c_.Chance(2, 3)) ret.src = c_.Pick(tuples);
+    }
     Finalize();
     Push(std::move(ret));
   }
@@ -1220,6 +1349,83 @@ class Generator {
     const DataType dt = c_.Pick(kTypes);
     if (c_.Chance(1, 3)) return Sig({std::vector<int64_t>{4, 8, 16}[c_.Int(0, 2)], 64}, dt);
     return Sig({std::vector<int64_t>{256, 64, 128, 1024}[c_.Int(0, 3)]}, dt);
+  }
+
+  // An InCore kernel calling collectives as PyPTO's kernels do: a local pl.Tensor
+  // input, a DistributedTensor window as the destination (rebound by every call
+  // that returns it), an INT32 signal window and, for all_to_all_v, a local count
+  // tensor and a recv_counts window. The pass must leave it alone.
+  FunctionModel MakeCollectiveKernel(std::string name) {
+    FunctionModel f;
+    f.name = std::move(name);
+    f.role = FuncRole::kInCore;
+    f.decl = DeclForm::kInCoreType;
+    const int64_t rows = std::vector<int64_t>{2, 4, 8}[c_.Int(0, 2)];
+    auto param = [&](const char* pname, std::vector<int64_t> dims, DataType dt, bool local) {
+      ValueModel v;
+      v.name = pname;
+      v.kind = ValueKind::kParam;
+      v.sig = Sig(std::move(dims), dt);
+      v.local = local;
+      v.inout = !local;
+      m_.values.push_back(std::move(v));
+      f.params.push_back(static_cast<int>(m_.values.size()) - 1);
+      return f.params.back();
+    };
+    const int input = param("inp", {rows, 64}, DataType::kFP32, true);
+    int data = param("data", {rows, 64}, DataType::kFP32, false);
+    const int signal = param("signal", {rows, 1}, DataType::kInt32, false);
+    int counts = -1, recv_counts = -1;
+    if (c_.Bool()) {
+      counts = param("counts", {rows, 1}, DataType::kInt32, true);
+      recv_counts = param("recv_counts", {rows, 1}, DataType::kInt32, false);
+    }
+    const std::vector<CollKind> kinds = {
+        CollKind::kAllToAll,      CollKind::kAllToAllV, CollKind::kAllGather, CollKind::kAllReduce,
+        CollKind::kReduceScatter, CollKind::kBroadcast, CollKind::kBarrier};
+    const std::vector<int> weights = {3, counts >= 0 ? 3 : 0, 2, 1, 1, 1, 1};
+    auto call = [&](CollKind kind, std::vector<int> args, int rebinds) {
+      CollectiveModel c;
+      c.kind = kind;
+      c.args = std::move(args);
+      StmtModel st = NewStmt(StmtKind::kCollective);
+      c.stmt = st.id;
+      st.ref = static_cast<int>(m_.collectives.size());
+      if (rebinds >= 0) {
+        st.def = NewValue(m_.values[rebinds].name, ValueKind::kOpaque);
+        m_.values[st.def].sig = m_.values[rebinds].sig;
+        c.result = st.def;
+      }
+      m_.collectives.push_back(std::move(c));
+      f.body.push_back(std::move(st));
+      return f.body.back().def;
+    };
+    const int n = static_cast<int>(c_.Int(1, 4));
+    for (int i = 0; i < n; ++i) {
+      const CollKind kind = kinds[c_.Weighted(weights)];
+      switch (kind) {
+        case CollKind::kAllToAll:
+        case CollKind::kAllGather:
+          data = call(kind, {input, data, signal}, data);
+          break;
+        case CollKind::kAllToAllV:
+          data = call(kind, {input, data, signal, counts, recv_counts}, data);
+          break;
+        case CollKind::kAllReduce:
+        case CollKind::kReduceScatter:
+        case CollKind::kBroadcast: {
+          data = call(kind, {data, signal}, data);
+          if (kind == CollKind::kBroadcast) m_.collectives.back().root = c_.Int(0, 3);
+          break;
+        }
+        case CollKind::kBarrier:
+          call(kind, {signal}, -1);
+          break;
+      }
+    }
+    // `signal = pld.tensor.barrier(signal)` closing the kernel, as PyPTO writes it.
+    if (c_.Chance(1, 3)) call(CollKind::kBarrier, {signal}, signal);
+    return f;
   }
 
   void MakeFunctions() {
@@ -1287,11 +1493,21 @@ class Generator {
       add_params(f);
       fns.push_back(std::move(f));
     }
+    if (On(Feature::kKernelCollective)) {
+      const int n = static_cast<int>(c_.Int(1, 2));
+      for (int i = 0; i < n; ++i)
+        fns.push_back(MakeCollectiveKernel(i == 0 ? "kernel_xchg" : "kernel_sync"));
+    }
     // Class order is independent of name order (the order passes visit functions
     // in), and callees may follow their callers.
     for (size_t i = fns.size(); i > 1; --i) std::swap(fns[i - 1], fns[c_.Index(i)]);
     for (size_t i = 0; i < fns.size(); ++i) {
-      for (int p : fns[i].params) m_.values[p].function = static_cast<int>(i);
+      const int fi = static_cast<int>(i);
+      for (int p : fns[i].params) m_.values[p].function = fi;
+      ForEachStmt(fns[i].body, [&](const StmtModel& st) {
+        if (st.def >= 0) m_.values[st.def].function = fi;
+        if (st.kind == StmtKind::kCollective) m_.collectives[st.ref].function = fi;
+      });
     }
     m_.functions = std::move(fns);
   }
@@ -1299,14 +1515,15 @@ class Generator {
   Choices& c_;
   const GenOptions& opt_;
   ProgramModel& m_;
-  std::map<std::string, int> counters_;
+  absl::flat_hash_map<std::string, int> counters_;
   std::vector<TensorSig> palette_;
   int host_ = -1;
   std::vector<std::vector<int>> scopes_;
-  std::map<std::string, int> latest_;
+  absl::flat_hash_map<std::string, int> latest_;
   std::vector<char> live_;
-  std::map<int, int> windows_;  // alloc -> pld.window statements so far
+  absl::flat_hash_map<int, int> windows_;  // alloc -> pld.window statements so far
   std::vector<int> host_allocs_;
+  absl::flat_hash_set<int> shaped_by_body_;  // tuple values whose type names a body variable
   std::vector<int> loop_stack_;
   bool in_while_ = false;
   bool collision_done_ = false;
@@ -1327,7 +1544,7 @@ class Planter {
     const std::vector<int> hosts = m_.HostFunctions();
     // The first generated host always has an alloc with dispatch coverage.
     int host = -1;
-    std::vector<ir::DeviceSet> cov = DispatchCoverage(m_);
+    std::vector<Coverage> cov = DispatchCoverage(m_);
     std::vector<int> candidates;
     for (int h : hosts) {
       for (size_t a = 0; a < m_.allocs.size(); ++a) {
@@ -1480,6 +1697,22 @@ class Planter {
         break;
       }
       case InvalidKind::kNestedAllReduce: {
+        if (g_.On(Feature::kTupleValue) && c_.Chance(1, 3)) {
+          // `tupN = (pld.tensor.allreduce(data, signal, op=...),)`
+          const int data = g_.EmitView(x, Sig({256}, DataType::kFP32));
+          const int signal = g_.EmitView(x, Sig({8}, DataType::kInt32));
+          const int coll = g_.NewCollective(CollKind::kAllReduce, {data, signal});
+          m_.collectives[coll].nested = CollectiveModel::Nest::kTuple;
+          StmtModel s = g_.NewStmt(StmtKind::kCollective);
+          s.ref = coll;
+          s.def = g_.NewValue(g_.Fresh("tup"), ValueKind::kTuple);
+          m_.collectives[coll].stmt = s.id;
+          g_.Push(std::move(s));
+          spec.stmt = last_id();
+          spec.text_stage = spec.ir_stage = Stage::kSynthesize;
+          spec.message_any_of = {"cannot be nested inside another expression"};
+          break;
+        }
         const bool in_dispatch = c_.Bool();
         const TensorSig sig = in_dispatch ? m_.values[m_.functions[callee].params[0]].sig : Sig({256}, DataType::kFP32);
         const int data = g_.EmitView(x, sig);
@@ -1550,11 +1783,19 @@ class Planter {
         spec.message_any_of = {"allreduce", m_.allocs[p_alloc].name};
         break;
       }
-      case InvalidKind::kDeviceMissing: {
-        std::vector<int> args = g_.DispatchArgs(callee, x, false);
-        g_.EmitDispatch(callee, args, DeviceForm::kMissing, 0, -1, -1, false);
-        spec.stmt = last_id();
-        spec.message_any_of = {"has no device="};
+      case InvalidKind::kOnlyUnplacedDispatch: {
+        // Every view of a fresh alloc goes only to dispatches without device=
+        // (once, or in a loop): the runtime places them, so the alloc has no coverage.
+        const int a = g_.EmitAlloc();
+        spec.stmt = m_.allocs[a].stmt;
+        spec.message_any_of = {m_.allocs[a].name};
+        std::vector<int> args = g_.DispatchArgs(callee, a, false);
+        auto emit = [&] { g_.EmitDispatch(callee, args, DeviceForm::kUnplaced, 0, -1, -1, false); };
+        if (c_.Bool()) {
+          emit();
+        } else {
+          g_.EmitFor(g_.NewLoop(LoopForm::kStop, 0, c_.Int(1, 4), 1, -1), emit);
+        }
         break;
       }
       case InvalidKind::kDeviceLoopNonconstBounds:

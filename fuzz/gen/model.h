@@ -23,46 +23,49 @@ namespace cds::fuzz {
 // Features. Each program enables a random subset (swarm testing), so rare
 // interactions are not drowned by the usual mix. The names are the --features
 // spellings of cds-gen.
-#define CDS_GEN_FEATURES(X)                                                       \
-  X(MultiHost, "multi_host")              /* 2-4 host orchestrators */           \
-  X(ChipByType, "chip_by_type")           /* type=Orchestration */               \
-  X(ChipByLevelRole, "chip_by_level_role") /* level=CHIP, role=Orchestrator */   \
-  X(GraphFunc, "graph")                   /* Graph function, also dispatched */  \
-  X(InCoreFunc, "incore")                 /* InCore function, also dispatched */ \
-  X(SizeLiteral, "size_literal")          /* alloc_window_buffer(1024) */        \
-  X(SizeBytes, "size_bytes")              /* 256 * pl.FP32.get_byte() */         \
-  X(SizeWorldSize, "size_world_size")     /* n * 4, n = pld.world_size() */      \
-  X(SizeShape, "size_shape")              /* alloc_window_buffer([..], dtype=) */ \
-  X(MultiView, "multi_view")              /* 2-3 views of one alloc */           \
-  X(Alias, "alias")                       /* w = v */                            \
-  X(Rebind, "rebind")                     /* a view name bound twice */          \
-  X(DeviceConst, "device_const")          /* device=2 */                         \
-  X(DeviceOutsideLoop, "dispatch_outside_loop")                                  \
-  X(LoopWorldSize, "loop_world_size")     /* pl.range(pld.world_size()) */       \
-  X(LoopRange, "loop_range")              /* pl.range(N) */                      \
-  X(LoopStartStop, "loop_start_stop")     /* pl.range(a, b) and (a, b, 1) */     \
-  X(LoopBoundTemp, "loop_bound_temp")     /* n = ...; pl.range(n) */             \
-  X(LoopEmpty, "loop_empty")              /* pl.range(0) beside real coverage */ \
-  X(NestedLoop, "nested_loop")                                                   \
-  X(WhileLoop, "while")                                                          \
-  X(IfElse, "if_else")                                                           \
-  X(AllReduce, "allreduce")               /* explicit signal */                  \
-  X(AllReduceImplicit, "allreduce_implicit")                                     \
-  X(AllReduceReturn, "allreduce_return")  /* return pld.tensor.allreduce(..) */  \
-  X(Broadcast, "broadcast")                                                      \
-  X(ReduceScatter, "reduce_scatter")                                             \
-  X(Barrier, "barrier")                                                          \
-  X(AllGather, "allgather")                                                      \
-  X(AllToAll, "all_to_all")                                                      \
-  X(AllToAllV, "all_to_all_v")                                                   \
-  X(CollectiveResult, "collective_result") /* x = pld.tensor.allreduce(..) */    \
-  X(NoiseTensor, "noise_tensor")          /* pl.tensor.create / add */           \
-  X(NoiseScalar, "noise_scalar")          /* s = (n * 2) + 1 */                  \
-  X(NameCollision, "name_collision")      /* a Var named __allreduce_signal_K */ \
-  X(WholeProgram, "whole_program")        /* unroll/parallel, scopes, opaque */ \
-  X(IterArgs, "iter_args")                /* init_values= loops + pl.yield_ */   \
-  X(Unpack, "unpack")                     /* a, b = pl.split(v, 2) */            \
-  X(Subscript, "subscript")               /* x[i], x[a:b], t[..] = x[..] */
+#define CDS_GEN_FEATURES(X)                                                        \
+  X(MultiHost, "multi_host")               /* 2-4 host orchestrators */            \
+  X(ChipByType, "chip_by_type")            /* type=Orchestration */                \
+  X(ChipByLevelRole, "chip_by_level_role") /* level=CHIP, role=Orchestrator */     \
+  X(GraphFunc, "graph")                    /* Graph function, also dispatched */   \
+  X(InCoreFunc, "incore")                  /* InCore function, also dispatched */  \
+  X(SizeLiteral, "size_literal")           /* alloc_window_buffer(1024) */         \
+  X(SizeBytes, "size_bytes")               /* 256 * pl.FP32.get_byte() */          \
+  X(SizeWorldSize, "size_world_size")      /* n * 4, n = pld.world_size() */       \
+  X(SizeShape, "size_shape")               /* alloc_window_buffer([..], dtype=) */ \
+  X(MultiView, "multi_view")               /* 2-3 views of one alloc */            \
+  X(Alias, "alias")                        /* w = v */                             \
+  X(Rebind, "rebind")                      /* a view name bound twice */           \
+  X(DeviceConst, "device_const")           /* device=2 */                          \
+  X(DeviceOutsideLoop, "dispatch_outside_loop")                                    \
+  X(DeviceUnplaced, "dispatch_unplaced")   /* self.f(x): no device= */             \
+  X(LoopWorldSize, "loop_world_size") /* pl.range(pld.world_size()) */             \
+  X(LoopRange, "loop_range")          /* pl.range(N) */                            \
+  X(LoopStartStop, "loop_start_stop") /* pl.range(a, b) and (a, b, 1) */           \
+  X(LoopBoundTemp, "loop_bound_temp") /* n = ...; pl.range(n) */                   \
+  X(LoopEmpty, "loop_empty")          /* pl.range(0) beside real coverage */       \
+  X(NestedLoop, "nested_loop")                                                     \
+  X(WhileLoop, "while")                                                            \
+  X(IfElse, "if_else")                                                             \
+  X(AllReduce, "allreduce") /* explicit signal */                                  \
+  X(AllReduceImplicit, "allreduce_implicit")                                       \
+  X(AllReduceReturn, "allreduce_return") /* return pld.tensor.allreduce(..) */     \
+  X(Broadcast, "broadcast")                                                        \
+  X(ReduceScatter, "reduce_scatter")                                               \
+  X(Barrier, "barrier")                                                            \
+  X(AllGather, "allgather")                                                        \
+  X(AllToAll, "all_to_all")                                                        \
+  X(AllToAllV, "all_to_all_v")                                                     \
+  X(CollectiveResult, "collective_result") /* x = pld.tensor.allreduce(..) */      \
+  X(NoiseTensor, "noise_tensor")           /* pl.tensor.create / add */            \
+  X(NoiseScalar, "noise_scalar")           /* s = (n * 2) + 1 */                   \
+  X(NameCollision, "name_collision")       /* a Var named __allreduce_signal_K */  \
+  X(WholeProgram, "whole_program")         /* unroll/parallel, scopes, opaque */   \
+  X(IterArgs, "iter_args")                 /* init_values= loops + pl.yield_ */    \
+  X(Unpack, "unpack")                      /* a, b = pl.split(v, 2) */             \
+  X(Subscript, "subscript")                /* x[i], x[a:b], t[..] = x[..] */       \
+  X(TupleValue, "tuple_value")             /* t = (x, 1), (), nested; return t */  \
+  X(KernelCollective, "kernel_collective") /* pld.tensor.* in an InCore kernel */
 
 enum class Feature : uint8_t {
 #define CDS_GEN_FEATURE_ENUM(N, S) k##N,
@@ -76,19 +79,26 @@ using FeatureSet = std::bitset<kNumFeatures>;
 std::string_view FeatureName(Feature f);
 std::optional<Feature> FeatureFromName(std::string_view name);
 FeatureSet AllFeatures();
+// Features whose text the parser does not read yet: tuple values, and collectives
+// inside InCore kernels with a local pl.Tensor input. Programs get them only when
+// GenOptions::features names them.
+inline constexpr Feature kAwaitingParser[] = {Feature::kTupleValue, Feature::kKernelCollective};
+// AllFeatures() without kAwaitingParser: what GenOptions draws from by default.
+FeatureSet DefaultFeatures();
 
 // ---------------------------------------------------------------------------
 // Values. Every name the program binds is one ValueModel (SSA: a rebound name is a
 // new value with the same name). Statements refer to values by index.
 
 enum class ValueKind : uint8_t {
-  kParam,    // a chip-level function's DistributedTensor parameter
-  kPtr,      // an alloc's LHS
-  kView,     // resolves to a window view of `alloc` (window, alias, in-place collective)
-  kScalar,   // world_size temp, constant temp, arithmetic
+  kParam,   // a parameter of a function other than a host (see ValueModel::local)
+  kPtr,     // an alloc's LHS
+  kView,    // resolves to a window view of `alloc` (window, alias, in-place collective)
+  kScalar,  // world_size temp, constant temp, arithmetic
   kLoopVar,
-  kTensor,   // pl.tensor.create / add result
-  kOpaque,   // a typed value that is not a view (dispatch result, broadcast result)
+  kTensor,  // pl.tensor.create / add result
+  kOpaque,  // a typed value that is not a view (dispatch result, broadcast result)
+  kTuple,   // a tuple value: `t = (x, 1)`
 };
 
 // A shape dimension: a constant, or a scalar value (`[n, 1]`).
@@ -109,14 +119,29 @@ struct ValueModel {
   int alloc = -1;  // kPtr and kView: the alloc
   TensorSig sig;   // tensor-typed values
   ir::DataType scalar_dtype = ir::DataType::kInt64;  // kScalar / kLoopVar
+  // kParam of an InCore kernel: a local `pl.Tensor` (local) or a window passed
+  // `pl.InOut` (inout); otherwise a plain `pld.DistributedTensor`.
+  bool local = false;
+  bool inout = false;
 };
 
 // A scalar expression: temps, loop bounds, conditions, computed alloc sizes.
 struct SExpr {
   // kSubscript: `var[operands...]` (unknown type); kSlice: `a:b:c`, each part an
-  // operand whose kind is kNone when absent (only inside a kSubscript).
-  enum class Kind : uint8_t { kConst, kVar, kWorldSize, kBytesOf, kBinary, kNeg, kSubscript, kSlice, kNone } kind =
-      Kind::kConst;
+  // operand whose kind is kNone when absent (only inside a kSubscript); kTuple:
+  // `(operands...)`, a tuple value (`()`, `(x,)`, `(a, (b, 1))`).
+  enum class Kind : uint8_t {
+    kConst,
+    kVar,
+    kWorldSize,
+    kBytesOf,
+    kBinary,
+    kNeg,
+    kSubscript,
+    kSlice,
+    kNone,
+    kTuple
+  } kind = Kind::kConst;
   int64_t constant = 0;
   int var = -1;
   ir::DataType dtype = ir::DataType::kInt64;  // kBytesOf: the dtype named
@@ -164,6 +189,12 @@ struct SExpr {
     e.operands = std::move(indices);
     return e;
   }
+  static SExpr TupleOf(std::vector<SExpr> elements) {
+    SExpr e;
+    e.kind = Kind::kTuple;
+    e.operands = std::move(elements);
+    return e;
+  }
   static SExpr SliceOf(SExpr a, SExpr b, SExpr c) {
     SExpr e;
     e.kind = Kind::kSlice;
@@ -209,7 +240,9 @@ struct FunctionModel {
   FuncRole role = FuncRole::kHostOrch;
   DeclForm decl = DeclForm::kHostLevelRole;
   std::vector<int> params;      // value ids (chip-level functions)
-  std::vector<StmtModel> body;  // host orchestrators; others return their first param
+  // Host orchestrators; an InCore kernel's collectives (feature kernel_collective).
+  // Every function but a host returns its first param after it.
+  std::vector<StmtModel> body;
   int line = 0;                 // line of `def`
 };
 
@@ -270,11 +303,11 @@ struct LoopModel {
 enum class DeviceForm : uint8_t {
   kConst,       // device=N, N >= 0
   kLoopVar,     // device=r, r an enclosing for loop's variable
+  kUnplaced,    // no device=: the runtime places it, it covers no device
   // Invalid:
   kNegative,    // device=-1
   kNotLoopVar,  // device=d, d a scalar temp
   kExpr,        // device=r + 1
-  kMissing,     // no device= at all
 };
 
 struct DispatchModel {
@@ -304,8 +337,9 @@ struct CollectiveModel {
   int64_t root = 0;      // broadcast root=
   int result = -1;       // value bound to the result, or -1 (a bare statement)
   bool in_return = false;  // `return pld.tensor.allreduce(...)`
-  // Invalid shapes: the allreduce sits inside another call (`nested_in` says which).
-  enum class Nest : uint8_t { kNone, kTensorAdd, kDispatch } nested = Nest::kNone;
+  // Invalid shapes: the allreduce sits inside another expression: a call
+  // (`pl.tensor.add`, a dispatch) or a tuple `(allreduce(..),)`.
+  enum class Nest : uint8_t { kNone, kTensorAdd, kDispatch, kTuple } nested = Nest::kNone;
   int nest_other = -1;  // kTensorAdd: the other operand; kDispatch: callee
   bool in_loop = false;
   int stmt = -1;
@@ -314,23 +348,23 @@ struct CollectiveModel {
 };
 
 enum class StmtKind : uint8_t {
-  kAlloc,       // ref: alloc
-  kView,        // def; ref: alloc
-  kAlias,       // def = src
-  kScalar,      // def = expr
-  kDispatch,    // ref: dispatch; def optional (dispatch result, kOpaque)
-  kCollective,  // ref: collective
-  kFor,         // ref: loop; body
-  kWhile,       // cond; body
-  kIf,          // cond; body, orelse
+  kAlloc,         // ref: alloc
+  kView,          // def; ref: alloc
+  kAlias,         // def = src
+  kScalar,        // def = expr
+  kDispatch,      // ref: dispatch; def optional (dispatch result, kOpaque)
+  kCollective,    // ref: collective
+  kFor,           // ref: loop; body
+  kWhile,         // cond; body
+  kIf,            // cond; body, orelse
   kTensorCreate,  // def
   kTensorAdd,     // def = src + src2
-  kReturn,        // returns `0`, or ref: collective (in_return)
+  kReturn,        // returns `0`, ref: collective (in_return), or src: a tuple value
   kScope,         // `with pl.manual_scope():` body (a generic ScopeStmt)
-  kOpaque,        // `pl.touch(src[, src2][, tag=expr])`: views in an opaque call, not a dispatch
+  kOpaque,        // `pl.touch([src][, src2][, tuple_args...][, tag=expr])`: views in an opaque call
   kUnpack,        // `defs... = pl.split(src, len(defs))`
   kSubscriptAssign,  // `expr[...] = expr2` (expr is a kSubscript)
-  kYield,         // ref: loop; `results = pl.yield_(yields)`, last statement of its body
+  kYield,            // ref: loop; `results = pl.yield_(yields)`, last statement of its body
 };
 
 struct StmtModel {
@@ -342,11 +376,15 @@ struct StmtModel {
   SExpr expr;  // kScalar value, kWhile / kIf condition, kSubscriptAssign target, tag= (flag)
   SExpr expr2;  // kSubscriptAssign value
   std::vector<int> defs;  // kUnpack targets
+  std::vector<SExpr> tuple_args;  // kOpaque: tuple-valued positional arguments
   // kScope: `with pl.at(name_hint=..., tag=expr):` instead of pl.manual_scope();
   // kOpaque: the call carries `tag=expr`.
   bool flag = false;
   std::vector<StmtModel> body, orelse;
 };
+
+// An InCore kernel whose body calls collectives (feature kernel_collective).
+bool IsCollectiveKernel(const FunctionModel& f);
 
 struct ProgramModel {
   std::string name = "P";
@@ -378,7 +416,7 @@ struct GenOptions {
   bool fixed_size = false;
   // Features that may be drawn; each program enables a random subset of them
   // (swarm) unless `swarm` is false, in which case all of them are on.
-  FeatureSet features = AllFeatures();
+  FeatureSet features = DefaultFeatures();
   bool swarm = true;
   // Finish (generate.h) leaves a valid program's text and stmt_lines out when
   // false: a fuzz target that checks the text of only some programs renders it
@@ -408,7 +446,7 @@ ProgramModel GenerateModel(Choices& choices, const GenOptions& options);
   X(AllReduceArity, "allreduce_arity")                                    \
   X(CollectiveNotView, "collective_not_view")                             \
   X(NoTransitiveCoverage, "no_transitive_coverage")                      \
-  X(DeviceMissing, "device_missing")           /* self.f(x) */             \
+  X(OnlyUnplacedDispatch, "only_unplaced_dispatch") /* self.f(x) alone */ \
   X(DeviceLoopNonconstBounds, "device_loop_nonconst_bounds")              \
   X(DeviceRangeNegativeStart, "device_range_negative_start")              \
   X(DeviceRangeTooLarge, "device_range_too_large") /* pl.range(0, 1e5) */ \

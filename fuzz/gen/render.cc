@@ -104,8 +104,22 @@ class TextWriter {
         return t;
       }
       case SExpr::Kind::kNone: return "";
+      case SExpr::Kind::kTuple: {
+        std::vector<std::string> elements;
+        for (const SExpr& x : e.operands) elements.push_back(Expr(x));
+        return fmt::format("({}{})", fmt::join(elements, ", "), elements.size() == 1 ? "," : "");
+      }
     }
     return "?";
+  }
+
+  std::string ParamText(int p) const {
+    const ValueModel& v = m_.values[p];
+    if (v.local)
+      return fmt::format("{}: pl.Tensor[{}, {}]", v.name, SigText(v.sig), DTypeText(v.sig.dtype));
+    const std::string window =
+        fmt::format("pld.DistributedTensor[{}, {}]", SigText(v.sig), DTypeText(v.sig.dtype));
+    return fmt::format("{}: {}", v.name, v.inout ? "pl.InOut[" + window + "]" : window);
   }
 
   void Function(const FunctionModel& f) {
@@ -123,13 +137,11 @@ class TextWriter {
     }
     Line(1, fmt::format("@pl.function({})", deco));
     std::string params = "self";
-    for (int p : f.params) {
-      const TensorSig& sig = m_.values[p].sig;
-      params += fmt::format(", {}: pld.DistributedTensor[{}, {}]", Name(p), SigText(sig), DTypeText(sig.dtype));
-    }
+    for (int p : f.params) params += ", " + ParamText(p);
     def_lines_.push_back(line_ + 1);
     Line(1, fmt::format("def {}({}):", f.name, params));
     if (f.role != FuncRole::kHostOrch) {
+      for (const StmtModel& s : f.body) Stmt(s, 2);
       Line(2, fmt::format("return {}", Name(f.params[0])));
       return;
     }
@@ -172,7 +184,7 @@ class TextWriter {
       case DeviceForm::kLoopVar:
       case DeviceForm::kNotLoopVar: return Name(d.device_var);
       case DeviceForm::kExpr: return fmt::format("{} + {}", Name(d.device_var), d.constant);
-      case DeviceForm::kMissing: return "";
+      case DeviceForm::kUnplaced: return "";
     }
     return "?";
   }
@@ -180,7 +192,7 @@ class TextWriter {
   std::string DispatchText(const DispatchModel& d, const std::string* first_arg = nullptr) const {
     std::vector<std::string> args;
     for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? *first_arg : Name(d.args[i]));
-    if (d.form != DeviceForm::kMissing) args.push_back(fmt::format("device={}", DeviceText(d)));
+    if (d.form != DeviceForm::kUnplaced) args.push_back(fmt::format("device={}", DeviceText(d)));
     return fmt::format("self.{}({})", m_.functions[d.callee].name, fmt::join(args, ", "));
   }
 
@@ -227,6 +239,9 @@ class TextWriter {
           case CollectiveModel::Nest::kDispatch:
             Line(indent, Bind(s, DispatchText(m_.dispatches[c.nest_other], &call)));
             break;
+          case CollectiveModel::Nest::kTuple:
+            Line(indent, Bind(s, "(" + call + ",)"));
+            break;
         }
         break;
       }
@@ -267,11 +282,16 @@ class TextWriter {
         Body(s.body, indent + 1);
         break;
       case StmtKind::kOpaque: {
-        std::string args = Name(s.src);
-        if (s.src2 >= 0) args += ", " + Name(s.src2);
+        std::vector<std::string> args;
+        if (s.src >= 0) args.push_back(Name(s.src));
+        if (s.src2 >= 0) args.push_back(Name(s.src2));
+        for (const SExpr& t : s.tuple_args) args.push_back(Expr(t));
         // deps=[v]: a view inside a list, whose tuple type the pass must re-derive.
-        if (s.flag) args += ", tag=" + Expr(s.expr) + ", deps=[" + Name(s.src) + "]";
-        Line(indent, fmt::format("pl.touch({})", args));
+        if (s.flag) {
+          args.push_back("tag=" + Expr(s.expr));
+          args.push_back("deps=[" + Name(s.src) + "]");
+        }
+        Line(indent, fmt::format("pl.touch({})", fmt::join(args, ", ")));
         break;
       }
       case StmtKind::kUnpack: {
@@ -303,7 +323,11 @@ class TextWriter {
         Line(indent, Bind(s, fmt::format("pl.tensor.add({}, {})", Name(s.src), Name(s.src2))));
         break;
       case StmtKind::kReturn:
-        Line(indent, s.ref >= 0 ? "return " + CollText(m_.collectives[s.ref]) : std::string("return 0"));
+        if (s.ref >= 0) {
+          Line(indent, "return " + CollText(m_.collectives[s.ref]));
+        } else {
+          Line(indent, "return " + (s.src >= 0 ? Name(s.src) : std::string("0")));
+        }
         break;
     }
   }
@@ -331,7 +355,9 @@ class IRBuilder {
       if (f.role != FuncRole::kHostOrch) {
         for (int p : f.params) {
           const TensorSig& sig = m_.values[p].sig;
-          vars_[p] = ir::MakeVar(m_.values[p].name, ir::DistTensorTy(Shape(sig), sig.dtype));
+          vars_[p] = ir::MakeVar(m_.values[p].name, m_.values[p].local
+                                                        ? ir::TensorTy(Shape(sig), sig.dtype)
+                                                        : ir::DistTensorTy(Shape(sig), sig.dtype));
         }
       }
     }
@@ -379,8 +405,18 @@ class IRBuilder {
       case SExpr::Kind::kSlice:
         return ir::MakeNode<ir::Slice>(Expr(e.operands[0]), Expr(e.operands[1]), Expr(e.operands[2]));
       case SExpr::Kind::kNone: return nullptr;
+      case SExpr::Kind::kTuple: {
+        std::vector<ExprPtr> elements;
+        for (const SExpr& x : e.operands) elements.push_back(Expr(x));
+        return TupleValue(std::move(elements));
+      }
     }
     return nullptr;
+  }
+
+  // A tuple written as a value, `(a, b)`.
+  static ExprPtr TupleValue(std::vector<ExprPtr> elements) {
+    return ir::Tuple(std::move(elements));
   }
 
   static bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == ir::NodeKind::kUnknownType; }
@@ -429,12 +465,17 @@ class IRBuilder {
     const ir::FunctionType type = TypeOf(f.decl).value_or(ir::FunctionType::kOpaque);
     std::vector<VarPtr> params;
     for (int p : f.params) params.push_back(vars_[p]);
-    std::vector<ir::ParamDirection> dirs(params.size(), ir::ParamDirection::kIn);
+    std::vector<ir::ParamDirection> dirs;
+    for (int p : f.params)
+      dirs.push_back(m_.values[p].inout ? ir::ParamDirection::kInOut : ir::ParamDirection::kIn);
     std::vector<ir::TypePtr> ret_types;
     ir::SeqStmtsPtr body;
     if (f.role != FuncRole::kHostOrch) {
       ret_types.push_back(params[0]->type);
-      body = ir::Seq({ir::Return({params[0]})});
+      std::vector<StmtPtr> stmts;
+      for (const StmtModel& s : f.body) stmts.push_back(Stmt(s));
+      stmts.push_back(ir::Return({params[0]}));
+      body = ir::Seq(std::move(stmts));
     } else {
       return_type_ = nullptr;
       body = Body(f.body);
@@ -462,7 +503,7 @@ class IRBuilder {
       case DeviceForm::kLoopVar:
       case DeviceForm::kNotLoopVar: return Use(d.device_var);
       case DeviceForm::kExpr: return ir::Add(Use(d.device_var), ir::Int(d.constant));
-      case DeviceForm::kMissing: return nullptr;  // MakeFunctionCall then sets no device attr
+      case DeviceForm::kUnplaced: return nullptr;  // MakeFunctionCall then sets no device attr
     }
     return nullptr;
   }
@@ -485,6 +526,19 @@ class IRBuilder {
       case CollKind::kReduceScatter: kw.emplace_back("op", ir::EnumAttr{kReduceSum}); break;
       case CollKind::kBroadcast: kw.emplace_back("root", c.root); break;
       default: break;
+    }
+    if (IsCollectiveKernel(m_.functions[c.function])) {
+      // The kernel-level type rules as the generator states them (a barrier gives
+      // nothing typed; every other collective returns its data or target window),
+      // so parse(RenderText) == RenderIR checks the parser's rules against these.
+      ir::TypePtr t = c.kind == CollKind::kBarrier ? ir::TypePtr(ir::UnknownType::Get())
+                      : c.kind == CollKind::kAllToAll || c.kind == CollKind::kAllToAllV ||
+                              c.kind == CollKind::kAllGather
+                          ? args[1]->type
+                          : args[0]->type;
+      return ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp(CollOpName(c.kind)),
+                                    std::move(args), std::move(kw), ir::ExprAttrList{},
+                                    std::move(t));
     }
     if (c.kind == CollKind::kAllReduce && c.args.size() > 2) {
       // The registry rejects this arity; the synthesis pass must reject it too.
@@ -534,6 +588,8 @@ class IRBuilder {
             return Bind(s, ir::MakeOpCall(ir::ops::kTensorAdd, {std::move(call), Use(c.nest_other)}));
           case CollectiveModel::Nest::kDispatch:
             return Bind(s, Dispatch(m_.dispatches[c.nest_other], std::move(call)));
+          case CollectiveModel::Nest::kTuple:
+            return Bind(s, TupleValue({std::move(call)}));
         }
         return nullptr;
       }
@@ -588,8 +644,10 @@ class IRBuilder {
       }
       case StmtKind::kOpaque: {
         // An op the registry does not model: Op(name, info = nullptr), type unknown.
-        std::vector<ExprPtr> args{Use(s.src)};
+        std::vector<ExprPtr> args;
+        if (s.src >= 0) args.push_back(Use(s.src));
         if (s.src2 >= 0) args.push_back(Use(s.src2));
+        for (const SExpr& t : s.tuple_args) args.push_back(Expr(t));
         ir::KwargList kw;
         if (s.flag) {
           kw.emplace_back("tag", Expr(s.expr));
@@ -632,7 +690,9 @@ class IRBuilder {
       case StmtKind::kTensorAdd:
         return Bind(s, ir::MakeOpCall(ir::ops::kTensorAdd, {Use(s.src), Use(s.src2)}));
       case StmtKind::kReturn: {
-        ExprPtr v = s.ref >= 0 ? Collective(m_.collectives[s.ref]) : ir::Int(0);
+        ExprPtr v = s.ref >= 0   ? Collective(m_.collectives[s.ref])
+                    : s.src >= 0 ? Use(s.src)
+                                 : ir::Int(0);
         if (!return_type_) return_type_ = v->type;
         return ir::Return({std::move(v)});
       }

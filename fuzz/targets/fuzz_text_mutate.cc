@@ -19,15 +19,16 @@
 #include <random>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "fuzz/targets/pipeline_check.h"
 #include "ir/builder.h"
 #include "ir/dispatch.h"
+#include "ir/mutator.h"
 #include "ir/op_registry.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/walk.h"
 
 extern "C" __attribute__((weak)) size_t LLVMFuzzerMutate(uint8_t* data, size_t size,
                                                          size_t max_size);
@@ -43,11 +44,19 @@ using ir::StmtPtr;
 // ---------------------------------------------------------------------------
 // The target.
 
+// Every statement under `s`, in pre-order.
+template <typename F>
+void ForEachStmtUnder(const StmtPtr& s, F&& f) {
+  if (!s) return;
+  f(s);
+  ir::ForEachSubStmt(*s, [&](const StmtPtr& sub) { ForEachStmtUnder(sub, f); });
+}
+
 // Input in the pl._dump form that already carries comm-domain scopes.
 bool AlreadyMaterialized(const ir::Program& p) {
   bool found = false;
   for (const auto& f : p.functions) {
-    check::ForEachStmt(f->body, [&](const StmtPtr& s) {
+    ForEachStmtUnder(f->body, [&](const StmtPtr& s) {
       found = found || s->kind() == NodeKind::kCommDomainScopeStmt;
     });
   }
@@ -261,6 +270,21 @@ bool MoveIntoLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   return true;
 }
 
+// Takes a random statement out of the body of the loop in `slot` (a ForStmt or a
+// WhileStmt, rebuilt without it); null when that body is empty.
+template <typename Loop>
+StmtPtr TakeFromBody(StmtPtr& slot, Rng& rng) {
+  auto loop = ir::MakeNode<Loop>(static_cast<const Loop&>(*slot));
+  std::vector<StmtPtr> body = ir::Flatten(loop->body);
+  if (body.empty()) return nullptr;
+  size_t j = Below(rng, body.size());
+  StmtPtr moved = body[j];
+  body.erase(body.begin() + static_cast<long>(j));
+  loop->body = ir::Seq(std::move(body), loop->body->span());
+  slot = loop;
+  return moved;
+}
+
 bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   std::vector<size_t> loops;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -269,26 +293,9 @@ bool MoveOutOfLoop(std::vector<StmtPtr>& s, Rng& rng, Context&) {
   }
   if (loops.empty()) return false;
   size_t l = loops[Below(rng, loops.size())];
-  StmtPtr moved;
-  if (s[l]->kind() == NodeKind::kForStmt) {
-    auto loop = ir::MakeNode<ir::ForStmt>(static_cast<const ir::ForStmt&>(*s[l]));
-    std::vector<StmtPtr> body = ir::Flatten(loop->body);
-    if (body.empty()) return false;
-    size_t j = Below(rng, body.size());
-    moved = body[j];
-    body.erase(body.begin() + static_cast<long>(j));
-    loop->body = ir::Seq(std::move(body), loop->body->span());
-    s[l] = loop;
-  } else {
-    auto loop = ir::MakeNode<ir::WhileStmt>(static_cast<const ir::WhileStmt&>(*s[l]));
-    std::vector<StmtPtr> body = ir::Flatten(loop->body);
-    if (body.empty()) return false;
-    size_t j = Below(rng, body.size());
-    moved = body[j];
-    body.erase(body.begin() + static_cast<long>(j));
-    loop->body = ir::Seq(std::move(body), loop->body->span());
-    s[l] = loop;
-  }
+  StmtPtr moved = s[l]->kind() == NodeKind::kForStmt ? TakeFromBody<ir::ForStmt>(s[l], rng)
+                                                     : TakeFromBody<ir::WhileStmt>(s[l], rng);
+  if (!moved) return false;
   s.insert(s.begin() + static_cast<long>(Below(rng, 2) ? l + 1 : l), moved);
   return true;
 }
@@ -462,72 +469,51 @@ const std::vector<Edit>& Edits() {
   return edits;
 }
 
-// Rebuilds `s` with the `target`-th statement list (pre-order) edited; `counter`
-// counts lists on the way. Loop vars of enclosing for loops go into ctx.
-StmtPtr EditNth(const StmtPtr& s, size_t target, size_t& counter, const Edit& edit, Rng& rng,
-                Context& ctx, bool& done) {
-  if (!s || done) return s;
-  switch (s->kind()) {
-    case NodeKind::kSeqStmts: {
-      std::vector<StmtPtr> stmts = static_cast<const ir::SeqStmts&>(*s).stmts.ToVector();
-      if (counter++ == target) {
-        done = edit(stmts, rng, ctx);
-        return done ? ir::Seq(std::move(stmts), s->span()) : s;
-      }
-      for (auto& c : stmts) {
-        StmtPtr n = EditNth(c, target, counter, edit, rng, ctx, done);
-        if (n != c) {
-          c = n;
-          return ir::Seq(std::move(stmts), s->span());
-        }
-        if (done) break;
-      }
-      return s;
+// Rebuilds a body with the `target`-th statement list (pre-order) edited, keeping
+// the loop vars of the for loops around that list in the context.
+class ListEditor final : public ir::IRMutator {
+ public:
+  ListEditor(size_t target, const Edit& edit, Rng& rng, Context& ctx)
+      : target_(target), edit_(edit), rng_(rng), ctx_(ctx) {}
+
+  bool done() const { return done_; }
+
+  ir::NodePtr MutateSeqStmts(const ir::NodeRef<const ir::SeqStmts>& n) override {
+    if (done_) return n;
+    if (counter_++ == target_) {
+      std::vector<StmtPtr> stmts = n->stmts.ToVector();
+      done_ = edit_(stmts, rng_, ctx_);
+      return done_ ? ir::Seq(std::move(stmts), n->span()) : n;
     }
-    case NodeKind::kForStmt: {
-      const auto& f = static_cast<const ir::ForStmt&>(*s);
-      ctx.loop_vars.push_back(f.loop_var);
-      StmtPtr body = EditNth(f.body, target, counter, edit, rng, ctx, done);
-      ctx.loop_vars.pop_back();
-      if (body == f.body) return s;
-      auto copy = ir::MakeNode<ir::ForStmt>(f);
-      copy->body = body;
-      return copy;
-    }
-    case NodeKind::kWhileStmt: {
-      const auto& w = static_cast<const ir::WhileStmt&>(*s);
-      StmtPtr body = EditNth(w.body, target, counter, edit, rng, ctx, done);
-      if (body == w.body) return s;
-      auto copy = ir::MakeNode<ir::WhileStmt>(w);
-      copy->body = body;
-      return copy;
-    }
-    case NodeKind::kIfStmt: {
-      const auto& i = static_cast<const ir::IfStmt&>(*s);
-      StmtPtr t = EditNth(i.then_body, target, counter, edit, rng, ctx, done);
-      StmtPtr e = EditNth(i.else_body, target, counter, edit, rng, ctx, done);
-      if (t == i.then_body && e == i.else_body) return s;
-      auto copy = ir::MakeNode<ir::IfStmt>(i);
-      copy->then_body = t;
-      copy->else_body = e;
-      return copy;
-    }
-    case NodeKind::kScopeStmt: {
-      const auto& sc = static_cast<const ir::ScopeStmt&>(*s);
-      StmtPtr body = EditNth(sc.body, target, counter, edit, rng, ctx, done);
-      if (body == sc.body) return s;
-      auto copy = ir::MakeNode<ir::ScopeStmt>(sc);
-      copy->body = body;
-      return copy;
-    }
-    default:
-      return s;
+    return IRMutator::MutateSeqStmts(n);
   }
-}
+
+  ir::NodePtr MutateForStmt(const ir::NodeRef<const ir::ForStmt>& n) override {
+    ctx_.loop_vars.push_back(n->loop_var);
+    ir::NodePtr out = IRMutator::MutateForStmt(n);
+    ctx_.loop_vars.pop_back();
+    return out;
+  }
+
+  // Edits only rearrange statements: expressions and types are never entered.
+#define CDS_KEEP_AS_IS(N) \
+  ir::NodePtr Mutate##N(const ir::NodeRef<const ir::N>& n) override { return n; }
+  CDS_EXPR_NODES(CDS_KEEP_AS_IS)
+  CDS_TYPE_NODES(CDS_KEEP_AS_IS)
+#undef CDS_KEEP_AS_IS
+
+ private:
+  size_t target_;
+  size_t counter_ = 0;
+  const Edit& edit_;
+  Rng& rng_;
+  Context& ctx_;
+  bool done_ = false;
+};
 
 size_t CountLists(const StmtPtr& body) {
   size_t n = 0;
-  check::ForEachStmt(body, [&](const StmtPtr& s) { n += s->kind() == NodeKind::kSeqStmts; });
+  ForEachStmtUnder(body, [&](const StmtPtr& s) { n += s->kind() == NodeKind::kSeqStmts; });
   return n;
 }
 
@@ -562,13 +548,22 @@ ir::FunctionPtr Redeclare(const ir::Function& f, Rng& rng) {
   return copy;
 }
 
+// Where the mutator edits and whom new dispatches call, read from the declaration
+// as written. It only steers the edits: the oracle is the verifier.
+bool DeclaredHost(const ir::Function& f) { return f.level == ir::Level::kHost; }
+bool DeclaredChip(const ir::Function& f) {
+  if (f.func_type == ir::FunctionType::kGraph || f.level == ir::Level::kHost) return false;
+  return f.func_type == ir::FunctionType::kOrchestration ||
+         (f.level == ir::Level::kChip && f.role == ir::Role::kOrchestrator);
+}
+
 std::string MutateProgram(const ir::ProgramPtr& program, Rng& rng) {
   std::vector<ir::FunctionPtr> functions = program->functions;
   Context ctx;
   std::vector<size_t> hosts;
   for (size_t i = 0; i < functions.size(); ++i) {
-    if (functions[i]->IsHostOrchestrator() && functions[i]->body) hosts.push_back(i);
-    if (functions[i]->IsChipOrchestrator()) ctx.chip_orchs.push_back(functions[i]);
+    if (DeclaredHost(*functions[i]) && functions[i]->body) hosts.push_back(i);
+    if (DeclaredChip(*functions[i])) ctx.chip_orchs.push_back(functions[i]);
   }
   if (hosts.empty() || Below(rng, 16) == 0) {
     if (functions.empty()) return {};
@@ -577,7 +572,7 @@ std::string MutateProgram(const ir::ProgramPtr& program, Rng& rng) {
   } else {
     size_t h = hosts[Below(rng, hosts.size())];
     const ir::Function& f = *functions[h];
-    check::ForEachStmt(f.body, [&](const StmtPtr& s) {
+    ForEachStmtUnder(f.body, [&](const StmtPtr& s) {
       if (s->kind() != NodeKind::kAssignStmt) return;
       const auto& a = static_cast<const ir::AssignStmt&>(*s);
       if (a.var->type && a.var->type->kind() == NodeKind::kDistributedTensorType)
@@ -587,10 +582,9 @@ std::string MutateProgram(const ir::ProgramPtr& program, Rng& rng) {
     // A few attempts: an edit may not apply to the list drawn.
     for (int attempt = 0; attempt < 8; ++attempt) {
       const Edit& edit = Edits()[Below(rng, Edits().size())];
-      size_t counter = 0;
-      bool done = false;
-      StmtPtr body = EditNth(f.body, Below(rng, lists), counter, edit, rng, ctx, done);
-      if (!done) continue;
+      ListEditor editor(Below(rng, lists), edit, rng, ctx);
+      StmtPtr body = editor.MutateStmt(f.body);
+      if (!editor.done()) continue;
       auto copy = ir::MakeNode<ir::Function>(f);
       copy->body = body;
       functions[h] = copy;

@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
+#include "fuzz/gen/compare.h"
 #include "fuzz/gen/generate.h"
 #include "ir/builder.h"
 #include "ir/dispatch.h"
@@ -29,7 +31,6 @@
 #include "ir/stmt.h"
 #include "ir/structural_equal.h"
 #include "pass/materialize_comm_domain_scopes.h"
-#include "tools/driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::fuzz::check {
@@ -129,101 +130,6 @@ inline std::string IdempotenceProblem(const ir::ProgramPtr& output) {
                      eq.path, eq.reason, ir::PrintProgram(again.output));
 }
 
-template <typename F>
-void ForEachStmt(const ir::StmtPtr& s, F&& f) {
-  if (!s) return;
-  f(s);
-  switch (s->kind()) {
-    case ir::NodeKind::kSeqStmts:
-      for (const auto& c : static_cast<const ir::SeqStmts&>(*s).stmts) ForEachStmt(c, f);
-      break;
-    case ir::NodeKind::kForStmt:
-      ForEachStmt(static_cast<const ir::ForStmt&>(*s).body, f);
-      break;
-    case ir::NodeKind::kWhileStmt:
-      ForEachStmt(static_cast<const ir::WhileStmt&>(*s).body, f);
-      break;
-    case ir::NodeKind::kIfStmt: {
-      const auto& i = static_cast<const ir::IfStmt&>(*s);
-      ForEachStmt(i.then_body, f);
-      ForEachStmt(i.else_body, f);
-      break;
-    }
-    case ir::NodeKind::kCommDomainScopeStmt:
-      ForEachStmt(static_cast<const ir::CommDomainScopeStmt&>(*s).body, f);
-      break;
-    case ir::NodeKind::kScopeStmt:
-      ForEachStmt(static_cast<const ir::ScopeStmt&>(*s).body, f);
-      break;
-    default:
-      break;
-  }
-}
-
-// "comm_d0 all [buf,sig]; comm_d1 [0, 1] [x]": the scope chain of a host body,
-// slots named by their alloc's logical name (the name= kwarg of the alloc whose
-// LHS is the WindowBuffer's base).
-inline std::string ScopeChain(const ir::Function& f) {
-  std::unordered_map<const ir::Var*, std::string> alloc_names;
-  ForEachStmt(f.body, [&](const ir::StmtPtr& s) {
-    if (s->kind() != ir::NodeKind::kAssignStmt) return;
-    const auto& a = static_cast<const ir::AssignStmt&>(*s);
-    auto call = ir::TryAs<ir::Call>(a.value, ir::NodeKind::kCall);
-    if (!call || call->OpName() != ir::ops::kAllocWindowBuffer) return;
-    const ir::AttrValue* name = ir::FindKwarg(call->kwargs, "name");
-    if (name && std::holds_alternative<std::string>(*name)) {
-      alloc_names[a.var.get()] = std::get<std::string>(*name);
-    } else {
-      alloc_names[a.var.get()] = a.var->name_hint;
-    }
-  });
-  std::string out;
-  ir::StmtPtr cur = f.body;
-  while (cur) {
-    std::vector<ir::StmtPtr> stmts = ir::Flatten(cur);
-    if (stmts.size() != 1 || stmts.front()->kind() != ir::NodeKind::kCommDomainScopeStmt) break;
-    const auto& scope = static_cast<const ir::CommDomainScopeStmt&>(*stmts.front());
-    if (!out.empty()) out += "; ";
-    out += scope.name_hint + " " + scope.devices.ToString() + " [";
-    for (size_t i = 0; i < scope.slots.size(); ++i) {
-      const auto& wb = scope.slots[i];
-      auto it = wb && wb->base ? alloc_names.find(wb->base.get()) : alloc_names.end();
-      out += (i ? "," : "") + (it != alloc_names.end() ? it->second : std::string("?"));
-    }
-    out += "]";
-    cur = scope.body;
-  }
-  return out;
-}
-
-inline std::string ExpectedChain(const FunctionExpect& fe) {
-  std::string out;
-  for (const auto& s : fe.scopes) {
-    if (!out.empty()) out += "; ";
-    out += s.name + " " + s.devices.ToString() + " [";
-    for (size_t i = 0; i < s.slots.size(); ++i) out += (i ? "," : "") + s.slots[i];
-    out += "]";
-  }
-  return out;
-}
-
-// Empty when every host orchestrator's scopes are what the model predicts.
-inline std::string ScopeMismatch(const Expectation& expect, const ir::Program& output) {
-  std::string problems;
-  for (const auto& f : output.functions) {
-    if (!f->IsHostOrchestrator()) continue;
-    const FunctionExpect* fe = expect.Find(f->name);
-    const std::string want = fe ? ExpectedChain(*fe) : std::string();
-    const std::string got = ScopeChain(*f);
-    if (want != got) {
-      problems +=
-          fmt::format("function {}:\n  expected: {}\n  got:      {}\n", f->name,
-                      want.empty() ? "(no scopes)" : want, got.empty() ? "(no scopes)" : got);
-    }
-  }
-  return problems;
-}
-
 inline bool MessageMatches(const ValueError& e, const InvalidSpec& spec) {
   if (spec.message_any_of.empty()) return true;
   for (const auto& s : spec.message_any_of) {
@@ -292,7 +198,7 @@ inline void CheckGenerated(std::string_view target, const GeneratedProgram& p,
       Finding(target, "the verifier rejected the pipeline output", verify::FormatDiagnostics(d),
               ir::PrintProgram(run.output));
     }
-    if (auto m = ScopeMismatch(p.expect, *run.output); !m.empty()) {
+    if (auto m = ModelMismatch(p.expect, *run.output); !m.empty()) {
       Finding(target, "scopes differ from the model's expectation", m,
               ir::PrintProgram(run.output));
     }

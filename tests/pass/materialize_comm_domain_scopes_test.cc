@@ -22,11 +22,15 @@ ProgramPtr OneAlloc(const std::function<void(Body&, const VarPtr& data)>& dispat
   return Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b)});
 }
 
+// Expected device lists, written out: ascending ids, or all devices.
+DeviceSet Ids(std::vector<int64_t> ids) { return DeviceSet{false, std::move(ids)}; }
+DeviceSet AllDevices() { return DeviceSet{true, {}}; }
+
 DeviceSet DevicesOf(const ProgramPtr& p) {
   ProgramPtr out = MaterializeCommDomainScopes(p);
   auto scopes = Scopes(out->FindFunction("host_orch"));
   EXPECT_EQ(scopes.size(), 1u);
-  return scopes.empty() ? DeviceSet::Of({}) : scopes[0]->devices;
+  return scopes.empty() ? Ids({}) : scopes[0]->devices;
 }
 
 CaughtError ErrorOfProgram(const ProgramPtr& p) {
@@ -41,21 +45,21 @@ TEST(McdsDevices, ConstIntDispatchesGiveTheirIds) {
     b.Dispatch("chip_orch", {d}, Int(0), 4);
     b.Dispatch("chip_orch", {d}, Int(3), 5);
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::Of({0, 3}));
+  EXPECT_EQ(DevicesOf(p), Ids({0, 3}));
 }
 
 TEST(McdsDevices, WorldSizeLoopIsAll) {
   auto p = OneAlloc([](Body& b, const VarPtr& d) {
     b.WorldLoop("r", 4, [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {d}, r, 5); });
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::All());
+  EXPECT_EQ(DevicesOf(p), AllDevices());
 }
 
 TEST(McdsDevices, RangeStopIsZeroToStopMinusOne) {
   auto p = OneAlloc([](Body& b, const VarPtr& d) {
     b.Range("r", 3, 4, [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {d}, r, 5); });
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::Of({0, 1, 2}));
+  EXPECT_EQ(DevicesOf(p), Ids({0, 1, 2}));
 }
 
 TEST(McdsDevices, RangeStartStopIsStartToStopMinusOne) {
@@ -63,7 +67,7 @@ TEST(McdsDevices, RangeStartStopIsStartToStopMinusOne) {
     b.Loop("r", Int(2), Int(5), Int(1), 4,
            [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {d}, r, 5); });
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::Of({2, 3, 4}));
+  EXPECT_EQ(DevicesOf(p), Ids({2, 3, 4}));
 }
 
 TEST(McdsDevices, UnrollBehavesLikeRange) {
@@ -72,7 +76,7 @@ TEST(McdsDevices, UnrollBehavesLikeRange) {
         "r", Int(1), Int(3), Int(1), 4,
         [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {d}, r, 5); }, ForKind::kUnroll);
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::Of({1, 2}));
+  EXPECT_EQ(DevicesOf(p), Ids({1, 2}));
 }
 
 TEST(McdsDevices, LoopBoundThroughWorldSizeVar) {
@@ -81,7 +85,7 @@ TEST(McdsDevices, LoopBoundThroughWorldSizeVar) {
     b.Loop("r", Int(0), n, Int(1), 5,
            [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {d}, r, 6); });
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::All());
+  EXPECT_EQ(DevicesOf(p), AllDevices());
 }
 
 TEST(McdsDevices, LoopBoundThroughConstVar) {
@@ -90,7 +94,7 @@ TEST(McdsDevices, LoopBoundThroughConstVar) {
     b.Loop("r", Int(0), n, Int(1), 5,
            [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {d}, r, 6); });
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::Of({0, 1}));
+  EXPECT_EQ(DevicesOf(p), Ids({0, 1}));
 }
 
 TEST(McdsDevices, OuterLoopVariableInsideInnerLoop) {
@@ -100,7 +104,7 @@ TEST(McdsDevices, OuterLoopVariableInsideInnerLoop) {
                   [&](Body& inner, const VarPtr&) { inner.Dispatch("chip_orch", {d}, r, 6); });
     });
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::Of({0, 1}));
+  EXPECT_EQ(DevicesOf(p), Ids({0, 1}));
 }
 
 TEST(McdsDevices, EmptyRangeIsEmptyCoverageNeverAll) {
@@ -111,6 +115,25 @@ TEST(McdsDevices, EmptyRangeIsEmptyCoverageNeverAll) {
   ASSERT_TRUE(e.thrown);
   EXPECT_THAT(e.message, HasSubstr("'buf'"));
   EXPECT_THAT(e.message, HasSubstr("empty device coverage"));
+  EXPECT_EQ(e.line, 2);  // the alloc
+}
+
+// No device=: the runtime places the dispatch; it covers no device and is no error.
+TEST(McdsDevices, DispatchWithoutDeviceAddsNoCoverage) {
+  auto p = OneAlloc([](Body& b, const VarPtr& d) {
+    b.Dispatch("chip_orch", {d}, nullptr, 4);
+    b.Dispatch("chip_orch", {d}, Int(3), 5);
+    b.Range("r", 2, 6, [&](Body& in, const VarPtr&) { in.Dispatch("chip_orch", {d}, nullptr, 7); });
+  });
+  EXPECT_EQ(DevicesOf(p), Ids({3}));
+}
+
+TEST(McdsDevices, AllocReachingOnlyDispatchesWithoutDeviceIsRejectedAtTheAlloc) {
+  auto p = OneAlloc([](Body& b, const VarPtr& d) { b.Dispatch("chip_orch", {d}, nullptr, 4); });
+  CaughtError e = ErrorOfProgram(p);
+  ASSERT_TRUE(e.thrown);
+  EXPECT_THAT(e.message, HasSubstr("'buf' is not consumed by any chip orchestrator dispatch"));
+  EXPECT_THAT(e.message, HasSubstr("without device= is placed at run time"));
   EXPECT_EQ(e.line, 2);  // the alloc
 }
 
@@ -179,9 +202,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadDevice{"NegativeConstant",
                   [](Body& b, const VarPtr& d) { b.Dispatch("chip_orch", {d}, Int(-1), 9); },
                   "negative constant (-1)"},
-        BadDevice{"MissingDevice",
-                  [](Body& b, const VarPtr& d) { b.Dispatch("chip_orch", {d}, nullptr, 9); },
-                  "has no device="},
         BadDevice{"NonConstantBound",
                   [](Body& b, const VarPtr& d) {
                     VarPtr m = b.Let("m", Binary(BinaryOp::kAdd, Int(1), Int(1)), 4);
@@ -200,7 +220,7 @@ TEST(McdsMerge, AllAbsorbsSubsets) {
     b.WorldLoop("r", 5, [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {d}, r, 6); });
     b.Dispatch("chip_orch", {d}, Int(7), 7);
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::All());
+  EXPECT_EQ(DevicesOf(p), AllDevices());
 }
 
 TEST(McdsMerge, SubsetsAreUnioned) {
@@ -210,7 +230,7 @@ TEST(McdsMerge, SubsetsAreUnioned) {
            [&](Body& in, const VarPtr& q) { in.Dispatch("chip_orch", {d}, q, 7); });
     b.Dispatch("chip_orch", {d}, Int(9), 8);
   });
-  EXPECT_EQ(DevicesOf(p), DeviceSet::Of({0, 1, 2, 3, 9}));
+  EXPECT_EQ(DevicesOf(p), Ids({0, 1, 2, 3, 9}));
 }
 
 // ---------------------------------------------------------------------------
@@ -241,7 +261,7 @@ TEST(McdsInherit, AllReduceSignalInheritsData) {
           8);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
   ASSERT_EQ(scopes.size(), 1u);
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::Of({1, 2}));
+  EXPECT_EQ(scopes[0]->devices, Ids({1, 2}));
   EXPECT_THAT(SlotNames(scopes[0]), ElementsAre("data_buf", "sig_buf"));
 }
 
@@ -250,7 +270,7 @@ TEST(McdsInherit, BroadcastSignalInheritsData) {
   fx.b.Do(fx.b.Op(ops::kBroadcast, {fx.data, fx.sig}, {{"root", int64_t{0}}}, 8), 8);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
   ASSERT_EQ(scopes.size(), 1u);
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::Of({1, 2}));
+  EXPECT_EQ(scopes[0]->devices, Ids({1, 2}));
   EXPECT_THAT(SlotNames(scopes[0]), ElementsAre("data_buf", "sig_buf"));
 }
 
@@ -271,9 +291,9 @@ void CheckTargetPairing(std::string_view op) {
   fx.b.Do(fx.b.Op(op, {in, fx.data, fx.sig}, {}, 11), 11);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
   ASSERT_EQ(scopes.size(), 2u) << op;
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::Of({1, 2}));
+  EXPECT_EQ(scopes[0]->devices, Ids({1, 2}));
   EXPECT_THAT(SlotNames(scopes[0]), ElementsAre("data_buf", "sig_buf"));
-  EXPECT_EQ(scopes[1]->devices, DeviceSet::Of({5}));
+  EXPECT_EQ(scopes[1]->devices, Ids({5}));
   EXPECT_THAT(SlotNames(scopes[1]), ElementsAre("in_buf"));
 }
 
@@ -292,9 +312,9 @@ TEST(McdsInherit, AllToAllVSignalAndRecvCountsBothInheritTarget) {
   fx.b.Do(fx.b.Op(ops::kAllToAllV, {in, fx.data, fx.sig, send, recv}, {}, 15), 15);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
   ASSERT_EQ(scopes.size(), 2u);
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::Of({1, 2}));
+  EXPECT_EQ(scopes[0]->devices, Ids({1, 2}));
   EXPECT_THAT(SlotNames(scopes[0]), ElementsAre("data_buf", "sig_buf", "recv_buf"));
-  EXPECT_EQ(scopes[1]->devices, DeviceSet::Of({5}));
+  EXPECT_EQ(scopes[1]->devices, Ids({5}));
   EXPECT_THAT(SlotNames(scopes[1]), ElementsAre("in_buf", "send_buf"));
 }
 
@@ -304,7 +324,7 @@ TEST(McdsInherit, OwnDispatchAndInheritedCoverageAreMerged) {
   fx.b.Do(fx.b.Op(ops::kAllReduce, {fx.data, fx.sig}, {}, 9), 9);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
   ASSERT_EQ(scopes.size(), 2u);
-  EXPECT_EQ(scopes[1]->devices, DeviceSet::Of({1, 2, 7}));
+  EXPECT_EQ(scopes[1]->devices, Ids({1, 2, 7}));
   EXPECT_THAT(SlotNames(scopes[1]), ElementsAre("sig_buf"));
 }
 
@@ -329,7 +349,7 @@ TEST(McdsInherit, BarrierWithOwnCoverageKeepsIt) {
   fx.b.Do(fx.b.Op(ops::kBarrier, {fx.sig}, {}, 9), 9);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
   ASSERT_EQ(scopes.size(), 2u);
-  EXPECT_EQ(scopes[1]->devices, DeviceSet::Of({3}));
+  EXPECT_EQ(scopes[1]->devices, Ids({3}));
   EXPECT_THAT(SlotNames(scopes[1]), ElementsAre("sig_buf"));
 }
 
@@ -477,7 +497,7 @@ TEST(McdsViews, AliasResolvesToTheViewAlloc) {
           ->FindFunction("host_orch");
   auto scopes = Scopes(host);
   ASSERT_EQ(scopes.size(), 1u);
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::Of({4}));
+  EXPECT_EQ(scopes[0]->devices, Ids({4}));
   auto alias = DefOf(host, "w");
   auto view = DefOf(host, "v");
   ASSERT_TRUE(DistOf(alias->var));
@@ -493,7 +513,7 @@ TEST(McdsViews, InPlaceCollectiveResultsResolveAndAreReminted) {
   auto host = MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch");
   auto scopes = Scopes(host);
   ASSERT_EQ(scopes.size(), 1u);
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::Of({1, 2, 6}));
+  EXPECT_EQ(scopes[0]->devices, Ids({1, 2, 6}));
   WindowBufferPtr data_wb = scopes[0]->slots[0];
   for (const char* name : {"data", "r", "g"}) {
     auto def = DefOf(host, name);
@@ -502,6 +522,42 @@ TEST(McdsViews, InPlaceCollectiveResultsResolveAndAreReminted) {
     EXPECT_EQ(def->value->type, def->var->type) << name;
   }
   EXPECT_EQ(DistOf(DefOf(host, "sig")->var)->window_buffer, scopes[0]->slots[1]);
+}
+
+// IR built by hand may use a Var before the statement defining it (in walk
+// order): every definition is collected before any use is looked at.
+TEST(McdsViews, ViewUsedBeforeItsDefinitionIsResolvedAndRetyped) {
+  Body b;
+  VarPtr buf = b.Alloc("buf", 1024, 2);
+  VarPtr data = b.Window("data", buf, {256}, 4);
+  StmtPtr definition = b.stmts.back();
+  b.stmts.pop_back();
+  b.Dispatch("chip_orch", {data}, Int(3), 3);
+  b.stmts.push_back(definition);
+  auto host =
+      MaterializeCommDomainScopes(Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b)}))
+          ->FindFunction("host_orch");
+  auto scopes = Scopes(host);
+  ASSERT_EQ(scopes.size(), 1u);
+  EXPECT_EQ(scopes[0]->devices, Ids({3}));
+  auto def = DefOf(host, "data");
+  ASSERT_TRUE(def && DistOf(def->var));
+  EXPECT_EQ(DistOf(def->var)->window_buffer, scopes[0]->slots[0]);
+  auto inner = InnerStmts(host);
+  ASSERT_EQ(inner.size(), 3u);
+  EXPECT_EQ(As<Call>(As<EvalStmt>(inner[1])->expr)->args[0], def->var);
+}
+
+TEST(McdsDevices, LoopBoundDefinedAfterTheLoop) {
+  Body b;
+  VarPtr buf = b.Alloc("buf", 1024, 2);
+  VarPtr data = b.Window("data", buf, {256}, 3);
+  VarPtr n = MakeVar("n", ScalarTy(DataType::kInt64), At(6));
+  b.Loop("r", Int(0), n, Int(1), 4,
+         [&](Body& in, const VarPtr& r) { in.Dispatch("chip_orch", {data}, r, 5); });
+  b.stmts.push_back(Assign(n, Int(3), At(6)));
+  EXPECT_EQ(DevicesOf(Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b)})),
+            Ids({0, 1, 2}));
 }
 
 TEST(McdsViews, NonVarArgumentsAreNotResolved) {
@@ -538,7 +594,7 @@ TEST(McdsViews, RoleOrchestratorAtChipLevelIsADispatchTarget) {
   auto chip = ir::MakeNode<Function>(
       "worker", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
       Seq({}), FunctionType::kOpaque, Level::kChip, Role::kOrchestrator);
-  EXPECT_EQ(DevicesOf(Prog({chip, Host("host_orch", b)})), DeviceSet::Of({2}));
+  EXPECT_EQ(DevicesOf(Prog({chip, Host("host_orch", b)})), Ids({2}));
 }
 
 TEST(McdsViews, ChipOrchAndInCoreFunctionsComeBackUntouched) {
@@ -601,16 +657,16 @@ TEST(McdsCluster, DomainsFollowFirstAllocOrder) {
   auto scopes = Scopes(host);
   ASSERT_EQ(scopes.size(), 4u);
   EXPECT_EQ(scopes[0]->name_hint, "comm_d0");
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::Of({0}));
+  EXPECT_EQ(scopes[0]->devices, Ids({0}));
   EXPECT_THAT(SlotNames(scopes[0]), ElementsAre("a", "c"));
   EXPECT_EQ(scopes[1]->name_hint, "comm_d1");
-  EXPECT_EQ(scopes[1]->devices, DeviceSet::All());
+  EXPECT_EQ(scopes[1]->devices, AllDevices());
   EXPECT_THAT(SlotNames(scopes[1]), ElementsAre("w"));
   EXPECT_EQ(scopes[2]->name_hint, "comm_d2");
-  EXPECT_EQ(scopes[2]->devices, DeviceSet::Of({1, 2}));
+  EXPECT_EQ(scopes[2]->devices, Ids({1, 2}));
   EXPECT_THAT(SlotNames(scopes[2]), ElementsAre("d"));
   EXPECT_EQ(scopes[3]->name_hint, "comm_d3");
-  EXPECT_EQ(scopes[3]->devices, DeviceSet::Of({0, 1, 2}));
+  EXPECT_EQ(scopes[3]->devices, Ids({0, 1, 2}));
   EXPECT_THAT(SlotNames(scopes[3]), ElementsAre("e"));
   for (const auto& s : scopes) EXPECT_TRUE(s->attrs.empty());
   // The innermost body is the original statement list.
@@ -703,6 +759,28 @@ TEST(McdsIdentity, ProgramWithoutAllocsIsTheSamePointer) {
   b.Ret({x}, 3);
   auto p = Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b, {x})});
   EXPECT_EQ(MaterializeCommDomainScopes(p), p);
+}
+
+TEST(McdsIdentity, HostWithoutAllocsMayDispatchWithoutDevice) {
+  Body b;
+  VarPtr x = MakeVar("x", TensorTy(Shape({64}), DataType::kFP32));
+  b.Dispatch("chip_orch", {x}, nullptr, 2);
+  b.Ret({x}, 3);
+  auto p = Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b, {x})});
+  EXPECT_EQ(MaterializeCommDomainScopes(p), p);
+}
+
+// The scan's checks hold without allocs too: a device= that is present must be valid.
+TEST(McdsIdentity, HostWithoutAllocsStillRejectsABadDevice) {
+  Body b;
+  VarPtr x = MakeVar("x", TensorTy(Shape({64}), DataType::kFP32));
+  b.Dispatch("chip_orch", {x}, Int(-1), 2);
+  b.Ret({x}, 3);
+  CaughtError e =
+      ErrorOfProgram(Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b, {x})}));
+  ASSERT_TRUE(e.thrown);
+  EXPECT_THAT(e.message, HasSubstr("negative constant (-1)"));
+  EXPECT_EQ(e.line, 2);
 }
 
 TEST(McdsIdentity, NonHostFunctionsAreTheSamePointer) {

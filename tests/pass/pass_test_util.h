@@ -15,6 +15,7 @@
 #include "ir/dispatch.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
+#include "ir/walk.h"
 
 namespace cds::pass::testing {
 
@@ -148,29 +149,7 @@ inline std::vector<std::string> SlotNames(const CommDomainScopeStmtPtr& s) {
 inline void Walk(const StmtPtr& s, std::vector<StmtPtr>& out) {
   if (!s) return;
   out.push_back(s);
-  switch (s->kind()) {
-    case NodeKind::kSeqStmts:
-      for (const auto& c : static_cast<const SeqStmts&>(*s).stmts) Walk(c, out);
-      break;
-    case NodeKind::kForStmt:
-      Walk(static_cast<const ForStmt&>(*s).body, out);
-      break;
-    case NodeKind::kWhileStmt:
-      Walk(static_cast<const WhileStmt&>(*s).body, out);
-      break;
-    case NodeKind::kIfStmt:
-      Walk(static_cast<const IfStmt&>(*s).then_body, out);
-      Walk(static_cast<const IfStmt&>(*s).else_body, out);
-      break;
-    case NodeKind::kCommDomainScopeStmt:
-      Walk(static_cast<const CommDomainScopeStmt&>(*s).body, out);
-      break;
-    case NodeKind::kScopeStmt:
-      Walk(static_cast<const ScopeStmt&>(*s).body, out);
-      break;
-    default:
-      break;
-  }
+  ForEachSubStmt(*s, [&](const StmtPtr& sub) { Walk(sub, out); });
 }
 
 inline std::vector<StmtPtr> AllStmts(const FunctionPtr& f) {

@@ -190,6 +190,23 @@ TEST(Sars, PreExistingNamesAreSkipped) {
   EXPECT_EQ(VarName(stmts[9]), "__allreduce_result_4");  // 3 is next, but taken
 }
 
+// A body that is one statement, not a list, becomes a list when its allreduce
+// gets a signal.
+TEST(Sars, LoneStatementBodyBecomesAList) {
+  HostFixture fx;
+  auto lone = Eval(fx.AllReduce(6), At(6));
+  auto host = ir::MakeNode<Function>("host_orch", std::vector<VarPtr>{},
+                                     std::vector<ParamDirection>{}, std::vector<TypePtr>{}, lone,
+                                     FunctionType::kOpaque, Level::kHost, Role::kOrchestrator);
+  auto out = SynthesizeAllReduceSignals(Prog({host}))->FindFunction("host_orch");
+  ASSERT_EQ(out->body->kind(), NodeKind::kSeqStmts);
+  auto stmts = Flatten(out->body);
+  ASSERT_EQ(stmts.size(), 4u);
+  ExpectSignalBefore(stmts, 3, 0, 1);
+  EXPECT_EQ(As<Call>(As<EvalStmt>(stmts[3])->expr)->args.size(), 2u);
+  EXPECT_EQ(out->body->span().line, 6);
+}
+
 TEST(Sars, ExplicitSignalOnlyProgramIsTheSamePointer) {
   HostFixture fx;
   VarPtr sig_buf = fx.b.Alloc("sig_buf", 16, 6);
@@ -290,7 +307,7 @@ TEST(Sars, PipelinePutsTheSynthesizedSignalInTheDataDomain) {
   auto out = MaterializeCommDomainScopes(SynthesizeAllReduceSignals(fx.Build()));
   auto scopes = Scopes(out->FindFunction("host_orch"));
   ASSERT_EQ(scopes.size(), 1u);
-  EXPECT_EQ(scopes[0]->devices, DeviceSet::All());
+  EXPECT_EQ(scopes[0]->devices, (DeviceSet{true, {}}));
   EXPECT_THAT(SlotNames(scopes[0]),
               ElementsAre("data_buf", "__allreduce_signal_buf_0", "__allreduce_signal_buf_1"));
   // The returned result (an in-place result of x, itself of data) carries data's buffer.

@@ -11,9 +11,18 @@
 #include "fuzz/gen/generate.h"
 #include "ir/function.h"
 #include "ir/stmt.h"
+#include "ir/walk.h"
 #include "verifier/diagnostic.h"
 
 namespace cds::prop {
+
+// f(const ir::StmtPtr&) for `s` and every statement below it, in pre-order.
+template <typename F>
+void ForEachStmtUnder(const ir::StmtPtr& s, F&& f) {
+  if (!s) return;
+  f(s);
+  ir::ForEachSubStmt(*s, [&](const ir::StmtPtr& sub) { ForEachStmtUnder(sub, f); });
+}
 
 // SynthesizeAllReduceSignals + MaterializeCommDomainScopes through the driver.
 // verify_each stays off: the properties call the verifier themselves so that a

@@ -26,8 +26,8 @@ VarPtr HostBuilder::Alloc(const std::string& name, ExprPtr size_bytes) {
       MakeOpCall(ops::kAllocWindowBuffer, {std::move(size_bytes)}, {{"name", name}}, span);
   VarPtr var = MakeVar(name, call->type, span);
   Emit(Assign(var, call, span));
-  wbs_.emplace_back(var.get(),
-                    ir::MakeNode<const WindowBuffer>(var, AllocSizeBytes(*call), false, false));
+  // The WindowBuffer's size is the alloc's size argument itself.
+  wbs_.emplace_back(var.get(), ir::MakeNode<const WindowBuffer>(var, call->args[0], false, false));
   return var;
 }
 
@@ -39,8 +39,11 @@ VarPtr HostBuilder::AllocShape(const std::string& name, std::vector<int64_t> sha
       MakeOpCall(ops::kAllocWindowBuffer, {Tuple(dims)}, {{"dtype", dt}, {"name", name}}, span);
   VarPtr var = MakeVar(name, call->type, span);
   Emit(Assign(var, call, span));
-  wbs_.emplace_back(var.get(),
-                    ir::MakeNode<const WindowBuffer>(var, AllocSizeBytes(*call), false, false));
+  // The shape form's byte size: the dims multiplied left to right, then the width.
+  ExprPtr size;
+  for (const ExprPtr& d : dims) size = size ? Mul(size, d) : d;
+  size = Mul(size, Int(DataTypeBytes(dt)));
+  wbs_.emplace_back(var.get(), ir::MakeNode<const WindowBuffer>(var, size, false, false));
   return var;
 }
 
@@ -219,7 +222,8 @@ ProgramPtr SingleAllocAll(bool m) {
 }
 
 // Several domains: ALL through a world_size Var bound, subsets from pl.range(N),
-// pl.range(a, b) and constants; two allocs with equal coverage share a scope.
+// pl.range(a, b) and constants; two allocs with equal coverage share a scope. A
+// dispatch without device= (placed at run time) adds nothing to c's coverage.
 ProgramPtr Subsets(bool m) {
   auto chip = ChipOrch("chip_orch", {{64}});
   HostBuilder b(m, "subsets.pyir");
@@ -242,13 +246,14 @@ ProgramPtr Subsets(bool m) {
   b.Dispatch("chip_orch", {vc}, Int(3), ret);
   VarPtr j = b.BeginFor("j", Int(2), Int(4));
   b.Dispatch("chip_orch", {vc}, j, ret);
+  b.Dispatch("chip_orch", {vc}, nullptr, ret);
   b.EndFor();
   b.Dispatch("chip_orch", {vd}, Int(1), ret);
   b.Dispatch("chip_orch", {vd}, Int(0), ret);
   b.Return({Int(0)});
   auto body = b.Body({{"comm_d0", DeviceSet::All(), {a}},
-                      {"comm_d1", DeviceSet::Of({0, 1}), {bb, d}},
-                      {"comm_d2", DeviceSet::Of({2, 3}), {c}}});
+                      {"comm_d1", DeviceSet{false, {0, 1}}, {bb, d}},
+                      {"comm_d2", DeviceSet{false, {2, 3}}, {c}}});
   return Program1("Subsets", {chip, HostFunction("host_orch", body)});
 }
 
@@ -269,8 +274,8 @@ ProgramPtr MultiViewAlias(bool m) {
   b.Dispatch("chip_orch", {x2}, u, ChipReturnType(chip));
   b.EndFor();
   b.Return({Int(0)});
-  auto body =
-      b.Body({{"comm_d0", DeviceSet::Of({0}), {buf}}, {"comm_d1", DeviceSet::Of({1}), {other}}});
+  auto body = b.Body(
+      {{"comm_d0", DeviceSet{false, {0}}, {buf}}, {"comm_d1", DeviceSet{false, {1}}, {other}}});
   return Program1("MultiViewAlias", {chip, chip2, HostFunction("host_orch", body)});
 }
 
@@ -300,7 +305,7 @@ ProgramPtr AllReduceSignals(bool m) {
   if (m) {
     const auto& syn = b.synthesized_allocs();
     scopes = {{"comm_d0", DeviceSet::All(), {dbuf, ubuf, syn.at(1)}},
-              {"comm_d1", DeviceSet::Of({0, 1}), {pbuf, syn.at(0)}}};
+              {"comm_d1", DeviceSet{false, {0, 1}}, {pbuf, syn.at(0)}}};
   }
   TypePtr host_ret = DistTensorTy(Shape({256}), DataType::kFP32);
   return Program1("AllReduceSignals",
@@ -340,8 +345,8 @@ ProgramPtr AllToAllV(bool m) {
   b.Eval(MakeOpCall(ops::kBarrier, {bar}, {}, b.NextSpan()));
   b.Return({Int(0)});
   auto body = b.Body({{"comm_d0", DeviceSet::All(), {ib}},
-                      {"comm_d1", DeviceSet::Of({0, 1, 2, 3}), {tb, sb, cb, rb}},
-                      {"comm_d2", DeviceSet::Of({5}), {bb}}});
+                      {"comm_d1", DeviceSet{false, {0, 1, 2, 3}}, {tb, sb, cb, rb}},
+                      {"comm_d2", DeviceSet{false, {5}}, {bb}}});
   return Program1("AllToAllV", {chip, HostFunction("host_orch", body)});
 }
 
@@ -383,9 +388,9 @@ ProgramPtr NestedLoops(bool m) {
                              b.NextSpan())));
   b.Eval(Unminted(MakeOpCall(ops::kBroadcast, {d, e}, {{"root", int64_t{0}}}, b.NextSpan())));
   b.Return({Int(0)});
-  auto body = b.Body({{"comm_d0", DeviceSet::Of({0, 1}), {ab, db, eb}},
-                      {"comm_d1", DeviceSet::Of({2, 3}), {bbuf}},
-                      {"comm_d2", DeviceSet::Of({1, 2}), {cb, sb}}});
+  auto body = b.Body({{"comm_d0", DeviceSet{false, {0, 1}}, {ab, db, eb}},
+                      {"comm_d1", DeviceSet{false, {2, 3}}, {bbuf}},
+                      {"comm_d2", DeviceSet{false, {1, 2}}, {cb, sb}}});
   return Program1("NestedLoops", {chip, HostFunction("host_orch", body)});
 }
 

@@ -1,4 +1,4 @@
-// Mutation score of the verifier (issue 5, item 4): every output mutator is run on
+// Mutation score of the verifier: every output mutator is run on
 // every program of a test set made of real pipeline outputs (generated programs and
 // the `# EXPECT: ok` corpus files) plus the hand-built fixtures. The verifier must
 // stay silent on each clean output and report the mutator's own code on each mutant.
@@ -21,11 +21,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "driver/driver.h"
 #include "fuzz/gen/generate.h"
 #include "ir/parser.h"
 #include "tests/verifier/fixtures.h"
 #include "tests/verifier/mutators.h"
-#include "tools/driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::verify::testing {

@@ -6,6 +6,7 @@
 #include "ir/ir.h"
 #include "ir/mutator.h"
 #include "verifier/ir_rewrite.h"
+#include "verifier/orchestrators.h"
 
 namespace cds::verify::testing {
 
@@ -41,7 +42,7 @@ struct Chain {
 
 std::optional<Chain> FirstChain(const ProgramPtr& p) {
   for (const auto& fn : p->functions) {
-    if (!fn->IsHostOrchestrator()) continue;
+    if (!IsHostOrchestrator(*fn)) continue;
     Chain c{fn, {}, fn->body};
     while (c.inner && c.inner->kind() == NodeKind::kSeqStmts) {
       const auto& seq = static_cast<const SeqStmts&>(*c.inner);
@@ -306,8 +307,9 @@ std::optional<ProgramPtr> ChangeDevices(const ProgramPtr& p) {
   auto scopes = c->scopes;
   scopes[0] = Edit(scopes[0], [](CommDomainScopeStmt& s) {
     std::vector<int64_t> ids = s.devices.all ? std::vector<int64_t>{} : s.devices.ids;
-    ids.push_back(977);
-    s.devices = DeviceSet::Of(ids);
+    if (std::find(ids.begin(), ids.end(), 977) == ids.end()) ids.push_back(977);
+    std::sort(ids.begin(), ids.end());
+    s.devices = DeviceSet{false, ids};
   });
   return WithScopes(p, *c, scopes);
 }
@@ -319,7 +321,7 @@ std::optional<ProgramPtr> AllToSubset(const ProgramPtr& p) {
   for (auto& s : scopes) {
     if (!s->devices.all) continue;
     s = Edit(s, [](CommDomainScopeStmt& x) {
-      x.devices = DeviceSet::Of({0, 1, 2, 3, 4, 5, 6, 7});
+      x.devices = DeviceSet{false, {0, 1, 2, 3, 4, 5, 6, 7}};
     });
     return WithScopes(p, *c, scopes);
   }
@@ -352,7 +354,7 @@ std::optional<ProgramPtr> ReorderSlots(const ProgramPtr& p) {
 
 std::optional<ProgramPtr> ChipParamBackReference(const ProgramPtr& p) {
   for (const auto& fn : p->functions) {
-    if (!fn->IsChipOrchestrator() && fn->func_type != FunctionType::kInCore) continue;
+    if (!IsChipOrchestrator(*fn) && fn->func_type != FunctionType::kInCore) continue;
     for (const auto& param : fn->params) {
       if (!param->type || param->type->kind() != NodeKind::kDistributedTensorType) continue;
       auto base = MakeVar("chip_buf", PtrType::Get());
@@ -385,7 +387,7 @@ std::optional<ProgramPtr> AddEmptyScope(const ProgramPtr& p) {
   if (!c) return std::nullopt;
   auto scopes = c->scopes;
   scopes.push_back(ir::MakeNode<CommDomainScopeStmt>(
-      "comm_d" + std::to_string(scopes.size()), DeviceSet::Of({4242}),
+      "comm_d" + std::to_string(scopes.size()), DeviceSet{false, {4242}},
       std::vector<WindowBufferPtr>{}, KwargList{}, nullptr));
   return WithScopes(p, *c, scopes);
 }
@@ -474,7 +476,7 @@ std::optional<ProgramPtr> NegativeDevice(const ProgramPtr& p) {
   // a bad device there breaks only the relational check, not V021.
   std::set<std::string> chips;
   for (const auto& fn : p->functions) {
-    if (fn->IsChipOrchestrator()) chips.insert(fn->name);
+    if (IsChipOrchestrator(*fn)) chips.insert(fn->name);
   }
   struct Finder : IRMutator {
     const std::set<std::string>* chips = nullptr;

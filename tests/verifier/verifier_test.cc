@@ -233,7 +233,7 @@ TEST(VerifierRelational, IgnoringWindowBuffersEqualsComparingErasedPrograms) {
 }
 
 // ---------------------------------------------------------------------------
-// Coverage rules (DESIGN §4 step 3), on their own.
+// Coverage rules, on their own.
 
 Descriptor LoopOf(ExprPtr start, ExprPtr stop, ExprPtr step, const BoundEnv& env = {}) {
   ForStmt loop(MakeVar("r", ScalarTy(DataType::kIndex)), start, stop, step, Seq({}));
@@ -242,34 +242,65 @@ Descriptor LoopOf(ExprPtr start, ExprPtr stop, ExprPtr step, const BoundEnv& env
 
 TEST(VerifierCoverage, LoopDescriptors) {
   ExprPtr ws = MakeOpCall(ops::kWorldSize, {});
-  EXPECT_TRUE(LoopOf(Int(0), ws, Int(1)).set.all);
+  EXPECT_TRUE(LoopOf(Int(0), ws, Int(1)).set.all());
   EXPECT_FALSE(LoopOf(Int(1), ws, Int(1)).ok);  // world_size from 1: not expressible
   EXPECT_FALSE(LoopOf(Int(0), ws, Int(2)).ok);
   EXPECT_FALSE(LoopOf(Int(0), Int(4), Int(2)).ok);
   auto d = LoopOf(Int(2), Int(5), Int(1));
   ASSERT_TRUE(d.ok);
-  EXPECT_EQ(d.set, DeviceSet::Of({2, 3, 4}));
+  EXPECT_EQ(d.set, Devices::FromScope(DeviceSet{false, {2, 3, 4}}));
   auto empty = LoopOf(Int(0), Int(0), Int(1));
   ASSERT_TRUE(empty.ok);
   EXPECT_TRUE(empty.set.Empty());
-  EXPECT_FALSE(empty.set.all);
+  EXPECT_FALSE(empty.set.all());
   VarPtr n = MakeVar("n", ScalarTy(DataType::kIndex));
   BoundEnv env{{n.get(), {BoundKind::kWorldSize, 0}}};
-  EXPECT_TRUE(LoopOf(Int(0), n, Int(1), env).set.all);
+  EXPECT_TRUE(LoopOf(Int(0), n, Int(1), env).set.all());
   EXPECT_FALSE(LoopOf(Int(0), n, Int(1)).ok);  // n not bound to a recognised form
+  // Device ids are never negative, also through a range start; the pass refuses
+  // ranges of more than 65536 devices. A range is one run, never expanded.
+  EXPECT_FALSE(LoopOf(Int(-1), Int(2), Int(1)).ok);
+  EXPECT_TRUE(LoopOf(Int(-1), Int(-1), Int(1)).ok);  // empty: nothing negative is covered
+  EXPECT_FALSE(LoopOf(Int(0), Int(65537), Int(1)).ok);
   EXPECT_FALSE(LoopOf(Int(0), Int(int64_t{1} << 40), Int(1)).ok);
+  auto widest = LoopOf(Int(0), Int(65536), Int(1));
+  ASSERT_TRUE(widest.ok);
+  EXPECT_EQ(widest.set.Brief(), "[0, 1, 2, 3, 4, 5, 6, 7, ..., 65535] (65536 devices)");
 }
 
 TEST(VerifierCoverage, DeviceDescriptors) {
   LoopEnv loops;
-  EXPECT_EQ(DeviceDescriptor(Int(3), loops).set, DeviceSet::Of({3}));
+  EXPECT_EQ(DeviceDescriptor(Int(3), loops).set, Devices::One(3));
   EXPECT_FALSE(DeviceDescriptor(Int(-1), loops).ok);
   EXPECT_FALSE(DeviceDescriptor(nullptr, loops).ok);
   VarPtr r = MakeVar("r", ScalarTy(DataType::kIndex));
   EXPECT_FALSE(DeviceDescriptor(r, loops).ok);
-  loops[r.get()] = Descriptor{true, DeviceSet::All(), {}};
-  EXPECT_TRUE(DeviceDescriptor(r, loops).set.all);
+  loops[r.get()] = Descriptor{true, Devices::All(), {}};
+  EXPECT_TRUE(DeviceDescriptor(r, loops).set.all());
   EXPECT_FALSE(DeviceDescriptor(Add(r, Int(1)), loops).ok);
+}
+
+// A dispatch without device= is placed at run time: no V021, and no coverage, so
+// an alloc it alone consumes gets none (V020, which says why).
+TEST(VerifierCoverage, DispatchWithoutDeviceCoversNothing) {
+  auto chip = ChipOrch("chip_orch", {{64}});
+  HostBuilder b(true, "unplaced.pyir");
+  VarPtr buf = b.Alloc("buf", Int(256));
+  VarPtr data = b.Window("data", buf, Shape({64}), DataType::kFP32);
+  b.Dispatch("chip_orch", {data}, nullptr, ChipReturnType(chip));
+  b.Return({Int(0)});
+  auto body = b.Body({{"comm_d0", DeviceSet{false, {0}}, {buf}}});
+  auto p = ir::MakeNode<Program>("P", std::vector<VarPtr>{},
+                                 std::vector<FunctionPtr>{chip, HostFunction("host_orch", body)});
+  auto diags = VerifyProgram(p, NoRoundTrip());
+  EXPECT_FALSE(HasCode(diags, "CDS-V021")) << FormatDiagnostics(diags);
+  ASSERT_EQ(CountCode(diags, "CDS-V020"), 1u) << FormatDiagnostics(diags);
+  for (const auto& d : diags) {
+    if (d.code != "CDS-V020") continue;
+    EXPECT_NE(d.message.find("alloc 'buf'"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("dispatches without device= cover no device"), std::string::npos)
+        << d.message;
+  }
 }
 
 // ---------------------------------------------------------------------------
