@@ -149,7 +149,7 @@ class OutcomeTest(unittest.TestCase):
 def run_bridge(*args, pypto_absent=True):
     env = dict(os.environ)
     if pypto_absent:
-        env["CDS_PYPTO_PYTHONPATH"] = NO_PYPTO
+        env["PYTHONPATH"] = NO_PYPTO
     return subprocess.run([sys.executable, BRIDGE, *args], capture_output=True, text=True, env=env, check=False)
 
 
@@ -175,7 +175,7 @@ class CommandLineTest(unittest.TestCase):
             r = run_bridge("export", prog, "-o", out)
             self.assertEqual(r.returncode, 1)
             self.assertIn("cds-pypto: error: cannot import pypto", r.stderr)
-            self.assertIn("CDS_PYPTO_PYTHONPATH", r.stderr)
+            self.assertIn("PYTHONPATH", r.stderr)
             with open(out) as f:
                 self.assertEqual(f.read(), "previous\n")
             v = run_bridge("--version")

@@ -72,7 +72,7 @@ def main():
     version = subprocess.run([sys.executable, args.bridge, "--version"], capture_output=True, text=True, check=False)
     if version.returncode != 0 or "(commit " not in version.stdout:
         print(f"SKIPPED: pypto is not importable: {version.stdout.strip()} {version.stderr.strip()}")
-        print("Set CDS_PYPTO_PYTHONPATH to a PyPTO build's python/ folder to run this test (docs/pypto.md).")
+        print("Put a PyPTO build's python/ folder on PYTHONPATH to run this test (docs/pypto.md).")
         return SKIP
     print(version.stdout.strip())
 

@@ -39,8 +39,8 @@ passes   list the pass names of PyPTO's default pipeline that --passes and
 scopes   print the comm-domain scopes of a program in the pl._dump form as
          `# EXPECT-SCOPE:` lines (docs/corpus.md); needs no PyPTO.
 
-PyPTO is imported from the Python path; CDS_PYPTO_PYTHONPATH, when set, is put
-in front of it (a PyPTO build's python/ folder).
+PyPTO is imported from the Python path (PYTHONPATH may name the python/ folder of
+a PyPTO build); run the bridge with the Python PyPTO was built for.
 Exit codes: 0 success; 1 the input has a problem (PyPTO rejects it, it is not
 PyPTO DSL, PyPTO's result holds a construct the .pyir format lacks) or PyPTO
 cannot be imported; 2 usage error."""
@@ -122,7 +122,7 @@ def _load_upstream():
     except ImportError as e:
         print(
             f"{PROG}: error: cannot import pypto ({e}); install PyPTO as docs/pypto.md says, or set "
-            "CDS_PYPTO_PYTHONPATH to the python/ folder of a PyPTO build",
+            "PYTHONPATH to the python/ folder of a PyPTO build",
             file=sys.stderr,
         )
         sys.exit(1)
