@@ -121,6 +121,10 @@ class ScopesTest(unittest.TestCase):
             "# EXPECT-SCOPE: b_host comm_d1 devices=[0, 2] slots=sig",
         ])  # fmt: skip
 
+    def test_the_empty_tuple_type_of_the_text_format_is_read(self):
+        text = DUMPED.replace("w = pld.alloc_window_buffer(8)", "w = pld.alloc_window_buffer(8)\n            t: pl.Tuple[] = ()")
+        self.assertEqual(scope_lines(text), scope_lines(DUMPED))
+
     def test_a_slot_without_declaration_is_an_error(self):
         with self.assertRaises(ScopeError) as e:
             scope_lines(DUMPED.replace('slots=["w_window"]', 'slots=["v_window"]'))
@@ -138,7 +142,8 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual(symptoms(err, Outcome("ok")), ["pypto accepts: alloc '_' has no dispatch coverage"])
         self.assertEqual(symptoms(err, Outcome("error", 7, "x")), [])
         self.assertEqual(symptoms(err, Outcome("error", 0, "x")), [])  # no upstream line: nothing to compare
-        self.assertEqual(symptoms(err, Outcome("error", 9, "x")), ["error line: alloc '_' has no dispatch coverage"])
+        moved = Outcome("error", 9, "PyPTO's MaterializeCommDomainScopes rejected the program: ValueError: loop [0, 4)")
+        self.assertEqual(symptoms(err, moved), ["pypto rejects: MaterializeCommDomainScopes: ValueError: loop [N, N)"])
         self.assertEqual(symptoms(ok, Outcome("not-dsl")), [])
         finding = Finding("CDS-V001", "view-window", "view 'w2' of 'buf' lacks it", 4, "error")
         warning = Finding("CDS-V006", "call-type", "window call 'w'", 5, "warning")

@@ -33,15 +33,18 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BRIDGE = os.path.join(HERE, "cds-pypto")
 CHUNK = 25
 
-# cds-gen features whose constructs PyPTO's DSL refuses outright, so a program with
-# them never reaches PyPTO's passes: pl.touch and pl.split (whole_program, unpack),
+# cds-gen features whose constructs PyPTO's DSL refuses, so a program with them
+# rarely reaches PyPTO's passes: pl.touch and pl.split (whole_program, unpack),
 # element writes, slice steps and pl.at(tag=) (subscript), device= on an InCore call
 # (incore), 1-D operands and one window as both input and target (allgather,
-# all_to_all, all_to_all_v), and pl.tensor.create's layout= kwarg that PyPTO adds and
-# the harness's registry refuses (noise_tensor).
+# all_to_all, all_to_all_v, and the kernels of kernel_collective), a name rebound
+# to a view of another shape (rebind), a bare pl.yield_ in a loop with init_values
+# (iter_args), pl.touch, which carries the tuple values (tuple_value), and pl.tensor.create's layout= kwarg that PyPTO adds and the
+# harness's registry refuses (noise_tensor).
 PYPTO_REFUSED_FEATURES = (
-    "whole_program unpack subscript incore allgather all_to_all all_to_all_v noise_tensor".split()
-)
+    "whole_program unpack subscript incore allgather all_to_all all_to_all_v kernel_collective rebind iter_args"
+    " tuple_value noise_tensor"
+).split()
 
 
 def harness_side(signature):

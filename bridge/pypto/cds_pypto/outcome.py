@@ -76,9 +76,17 @@ def reference_outcome(cds_opt, path, out_path):
     code, _, err = run([cds_opt, "--default-pipeline", path, "-o", out_path])
     if code == 0:
         with open(out_path, encoding="utf-8") as f:
-            return Outcome("ok", scopes=scope_lines(f.read()))
+            text = f.read()
+        try:
+            return Outcome("ok", scopes=scope_lines(text))
+        except ScopeError as e:
+            return Outcome("crash", message=f"the reference's output is unreadable: line {e.line}: {e}")
     if code == 1:
         line, message = first_diagnostic(err, path)
+        if _FINDING.match(message):
+            # The reference's output failed the harness's own verifier: a fault of
+            # the harness, not a verdict on the program.
+            return Outcome("crash", line, f"the reference pass failed its verifier: {message}")
         return Outcome("error", line, message)
     return Outcome("crash", message=f"cds-opt exit {code}: {err.strip()[:200]}")
 
@@ -190,7 +198,9 @@ def symptoms(reference, pypto):
         out.append(f"pypto accepts: {mask(reference.message)}")
     elif reference.status == "error" and pypto.status == "error":
         if pypto.line and reference.line and pypto.line != reference.line:
-            out.append(f"{FRONT_END}: {stage}: {mask(reason)}" if front_end else f"error line: {mask(reference.message)}")
+            # PyPTO stopped somewhere the reference sees no error: named by PyPTO's
+            # reason, as when it rejects a program the reference accepts.
+            out.append(f"{FRONT_END if front_end else 'pypto rejects'}: {stage}: {mask(reason)}")
     elif reference.scopes != pypto.scopes:
         out.append(f"scopes: {scope_difference(reference.scopes, pypto.scopes)}")
     seen = set()
@@ -205,9 +215,11 @@ def reference_admits(signature, reference):
     """False when no PyPTO outcome could give `signature` beside this reference
     outcome (the check is cheap; running PyPTO is not)."""
     kind, _, rest = signature.partition(": ")
-    if kind in ("pypto rejects", "scopes"):
+    if kind == "scopes":
         return reference.status == "ok"
-    if kind in ("pypto accepts", "error line"):
+    if kind == "pypto rejects":
+        return reference.status in ("ok", "error")
+    if kind == "pypto accepts":
         return reference.status == "error" and mask(reference.message) == rest
     if kind == FRONT_END:
         return reference.status in ("ok", "error")
