@@ -45,24 +45,23 @@ def _is_pl_attr(node, *names):
     return list(reversed(parts)) == ["pl", *names]
 
 
-def _is_program_class(node):
-    if not isinstance(node, ast.ClassDef):
+def _decorated_with(node, node_type, decorator):
+    """True for a `node_type` node decorated with `@pl.<decorator>` (called or not)."""
+    if not isinstance(node, node_type):
         return False
     for dec in node.decorator_list:
         target = dec.func if isinstance(dec, ast.Call) else dec
-        if _is_pl_attr(target, "program"):
+        if _is_pl_attr(target, decorator):
             return True
     return False
+
+
+def _is_program_class(node):
+    return _decorated_with(node, ast.ClassDef, "program")
 
 
 def _is_pl_function(node):
-    if not isinstance(node, ast.FunctionDef):
-        return False
-    for dec in node.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if _is_pl_attr(target, "function"):
-            return True
-    return False
+    return _decorated_with(node, ast.FunctionDef, "function")
 
 
 def _self_callees(func, names):
