@@ -1,0 +1,3 @@
+"""The PyPTO bridge of the harness (docs/pypto.md)."""
+
+VERSION = "1.0"
