@@ -4,7 +4,7 @@
 // check as documented. kPypto is what PyPTO's own pipeline promises right after its
 // MaterializeCommDomainScopes, which is less in two places (docs/verifier.md has
 // the table): an in-place collective's result may still lack its WindowBuffer,
-// and a window Call's type may lack the back-reference its Var has (a warning).
+// and an op Call's type may lack the back-reference its Var has (a warning).
 
 #include <optional>
 #include <string_view>

@@ -15,14 +15,15 @@ using namespace cds::ir;
 
 namespace {
 
-// A window Call whose type lacks the back-reference its Var carries, and which
-// agrees with the Var's type otherwise: PyPTO retypes the view Var but leaves the
-// Call as parsed, which its own opt-in AssignTypeSymmetry check also reports.
-bool IsUnretypedWindowCall(const AssignStmt& s) {
-  if (s.value->kind() != NodeKind::kCall ||
-      static_cast<const Call&>(*s.value).OpName() != ops::kWindow) {
-    return false;
-  }
+// What PyPTO's contract allows right after its pass: an op Call (a window, a
+// collective) whose type lacks the back-reference its Var carries and agrees with
+// the Var's type otherwise. PyPTO's mutators retype Vars but keep every Call's type
+// as parsed (its own opt-in AssignTypeSymmetry check reports the same); a
+// collective's result gets its WindowBuffer only in LowerHostTensorCollectives.
+bool IsUnretypedOpCall(const AssignStmt& s) {
+  if (s.value->kind() != NodeKind::kCall) return false;
+  const auto& call = static_cast<const Call&>(*s.value);
+  if (!call.op || call.op->kind() != NodeKind::kOp) return false;
   if (!WindowBufferOf(s.var->type) || WindowBufferOf(s.value->type)) return false;
   EqualOptions options;
   options.ignore_window_buffers = true;
@@ -46,7 +47,7 @@ void CheckTypeSymmetry(const HostAnalysis& a, DiagnosticSink& sink, Contract con
     } else if (!lw && rw) {
       why = " (the LHS lacks the back-reference)";
     }
-    const Severity severity = contract == Contract::kPypto && IsUnretypedWindowCall(*s)
+    const Severity severity = contract == Contract::kPypto && IsUnretypedOpCall(*s)
                                   ? Severity::kWarning
                                   : Severity::kError;
     sink.Report(CheckId::kAssignTypeAsymmetry,
