@@ -34,12 +34,19 @@ class Function final : public Node {
   FunctionType func_type;
   std::optional<Level> level;  // as written; the level a missing one stands for is a pass rule
   std::optional<Role> role;
+  // The body of a host SubWorker (`level=` HOST or above, `role=pl.Role.SubWorker`):
+  // plain Python that PyPTO keeps as source text and never parses as DSL, nor does
+  // the harness. Its lines as written, without the body's indentation; `body` is
+  // then empty. Absent for every other function.
+  std::optional<std::string> python_body;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("name", &Function::name), UsualField("func_type", &Function::func_type),
-                           UsualField("level", &Function::level), UsualField("role", &Function::role),
-                           DefField("params", &Function::params),
-                           UsualField("param_directions", &Function::param_directions),
-                           UsualField("return_types", &Function::return_types), UsualField("body", &Function::body));
+    return std::make_tuple(
+        UsualField("name", &Function::name), UsualField("func_type", &Function::func_type),
+        UsualField("level", &Function::level), UsualField("role", &Function::role),
+        DefField("params", &Function::params),
+        UsualField("param_directions", &Function::param_directions),
+        UsualField("return_types", &Function::return_types), UsualField("body", &Function::body),
+        UsualField("python_body", &Function::python_body));
   }
 };
 using FunctionPtr = NodeRef<const Function>;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -129,6 +130,10 @@ void Lexer::CheckUtf8(size_t begin, size_t end, std::string_view where) const {
 
 void Lexer::Fail(size_t at, const std::string& msg) const {
   throw ValueError(msg, Span{file_, line_, ColOf(at)});
+}
+
+void Lexer::FailAt(int32_t line, size_t line_start, size_t at, const std::string& msg) const {
+  throw ValueError(msg, Span{file_, line, static_cast<int32_t>(at - line_start) + 1});
 }
 
 namespace {
@@ -459,6 +464,161 @@ bool Lexer::SkipBlock(Token* eof, int depth) {
       return false;
     }
   }
+}
+
+Lexer::RawBlock Lexer::TakeRawBlock(const Token& newline) {
+  if (count_ != 0 || indents_.size() < 2 || newline.kind != Tok::kNewline ||
+      newline.text.size() != 1) {
+    throw std::logic_error("TakeRawBlock: not just after a NEWLINE and an INDENT");
+  }
+  const char* data = src_.data();
+  const size_t size = src_.size();
+  const int32_t indent = indents_.back();
+  RawBlock block;
+  block.indent = indent;
+  // From the line after the header: comments before the first statement belong to
+  // the block too.
+  size_t p = static_cast<size_t>(newline.text.data() - data) + 1;
+  size_t cur_line_start = p;
+  int32_t line = newline.line + 1;
+  size_t text_begin = std::string_view::npos;  // the first line that belongs to the text
+  size_t kept_end = p;                         // after the last one
+  int depth = 0;
+  size_t outer_bracket = 0;
+  int32_t outer_bracket_line = 0;
+  size_t outer_bracket_line_start = 0;
+  bool at_logical_start = true;
+  auto new_line = [&](size_t next) {
+    p = next;
+    ++line;
+    cur_line_start = next;
+  };
+  auto check_utf8 = [&](size_t at) {
+    const size_t n = Utf8CharLength(src_, at);
+    if (n == 0) {
+      FailAt(line, cur_line_start, at,
+             fmt::format("invalid UTF-8 byte 0x{:02X}", static_cast<unsigned char>(data[at])));
+    }
+    return n;
+  };
+  auto keep_from = [&](size_t line_start, int32_t at_line) {
+    if (text_begin != std::string_view::npos) return;
+    text_begin = line_start;
+    block.line = at_line;
+  };
+  while (true) {
+    if (at_logical_start) {
+      size_t q = p;
+      int32_t width = 0;
+      while (q < size && (data[q] == ' ' || data[q] == '\f')) {
+        width += data[q] == ' ' ? 1 : 0;
+        ++q;
+      }
+      if (q < size && data[q] == '\t')
+        FailAt(line, cur_line_start, q, "tab in indentation; indent with spaces");
+      if (q >= size) break;
+      const bool crlf = data[q] == '\r' && q + 1 < size && data[q + 1] == '\n';
+      if (data[q] == '\n' || crlf || data[q] == '#') {
+        // A blank line, or a comment alone: part of the text when code follows, or
+        // when the comment is indented as the block is.
+        const void* nl = std::memchr(data + q, '\n', size - q);
+        const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) + 1 : size;
+        for (size_t c = q; c < end;)
+          c += static_cast<unsigned char>(data[c]) < 0x80 ? 1 : check_utf8(c);
+        if (data[q] == '#' && width >= indent) {
+          keep_from(p, line);
+          kept_end = end;
+        }
+        if (end >= size) break;
+        new_line(end);
+        continue;
+      }
+      if (width < indent) break;
+      keep_from(p, line);
+      at_logical_start = false;
+      p = q;
+    }
+    if (p >= size) {
+      kept_end = size;
+      break;
+    }
+    const char c = data[p];
+    const auto uc = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      new_line(p + 1);
+      kept_end = p;
+      at_logical_start = depth == 0;
+    } else if (c == '#') {
+      const void* nl = std::memchr(data + p, '\n', size - p);
+      const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
+      for (size_t k = p; k < end;)
+        k += static_cast<unsigned char>(data[k]) < 0x80 ? 1 : check_utf8(k);
+      p = end;
+    } else if (c == '\\' && p + 1 < size && (data[p + 1] == '\n' || data[p + 1] == '\r')) {
+      new_line(p + (data[p + 1] == '\r' ? 3 : 2));
+    } else if (c == '"' || c == '\'') {
+      const bool triple = p + 2 < size && data[p + 1] == c && data[p + 2] == c;
+      const int32_t start_line = line;
+      const int32_t start_col = static_cast<int32_t>(p - cur_line_start) + 1;
+      p += triple ? 3 : 1;
+      while (true) {
+        if (p >= size) {
+          throw ValueError(
+              triple ? "unterminated triple-quoted string" : "unterminated string literal",
+              Span{file_, start_line, start_col});
+        }
+        const char s = data[p];
+        if (s == '\\' && p + 1 < size) {
+          if (data[p + 1] == '\n') {
+            new_line(p + 2);
+          } else {
+            p += 2;
+          }
+        } else if (s == '\n') {
+          if (!triple) {
+            throw ValueError("unterminated string literal (end of line inside the string)",
+                             Span{file_, start_line, start_col});
+          }
+          new_line(p + 1);
+        } else if (s == c && (!triple || (p + 2 < size && data[p + 1] == c && data[p + 2] == c))) {
+          p += triple ? 3 : 1;
+          break;
+        } else {
+          p += static_cast<unsigned char>(s) < 0x80 ? 1 : check_utf8(p);
+        }
+      }
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (depth++ == 0) {
+        outer_bracket = p;
+        outer_bracket_line = line;
+        outer_bracket_line_start = cur_line_start;
+      }
+      ++p;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (depth > 0) --depth;
+      ++p;
+    } else if (uc >= 0x80) {
+      p += check_utf8(p);
+    } else if ((uc < 0x20 && c != '\r' && c != '\t' && c != '\f') || uc == 0x7f) {
+      FailAt(line, cur_line_start, p, fmt::format("unexpected control character 0x{:02X}", uc));
+    } else {
+      ++p;
+    }
+  }
+  if (depth > 0) {
+    FailAt(outer_bracket_line, outer_bracket_line_start, outer_bracket,
+           fmt::format("'{}' is never closed", data[outer_bracket]));
+  }
+  if (text_begin == std::string_view::npos)
+    throw std::logic_error("TakeRawBlock: a block without a statement");
+  block.text = src_.substr(text_begin, kept_end - text_begin);
+  // Resume at the first line after the block: the indentation there closes it.
+  pos_ = line_start_ = p < size ? cur_line_start : size;
+  line_ = line;
+  at_line_start_ = true;
+  line_has_token_ = false;
+  paren_depth_ = 0;
+  return block;
 }
 
 void Lexer::LexNumber(Token& out, size_t b) {

@@ -94,6 +94,21 @@ class Lexer {
   // the input ends first.
   bool SkipBlock(Token* eof, int depth = 1);
 
+  // The indented block whose INDENT was just returned after `newline` (the end of
+  // its header line), untokenized: a
+  // host SubWorker's body, plain Python the format does not take (f-strings,
+  // `raise`, operators it lacks). Python's line structure still decides where the
+  // block ends (brackets and strings may span lines). `text` runs from the block's
+  // first line of code, or a comment before it, to the end of its last line of code
+  // or of a comment after it, counting only comments indented as deep as the block;
+  // the next token is the DEDENT that closes the block.
+  struct RawBlock {
+    std::string_view text;
+    int32_t line = 0;    // of the first line of `text`
+    int32_t indent = 0;  // columns of the block's indentation
+  };
+  RawBlock TakeRawBlock(const Token& newline);
+
   Span SpanAt(int32_t line, int32_t col) const { return Span{file_, line, col}; }
   Span SpanOf(const Token& t) const { return Span{file_, t.line, t.col}; }
   FileId file() const { return file_; }
@@ -118,6 +133,8 @@ class Lexer {
     out.col = ColOf(begin);
   }
   [[noreturn]] void Fail(size_t at, const std::string& msg) const;
+  [[noreturn]] void FailAt(int32_t line, size_t line_start, size_t at,
+                           const std::string& msg) const;
   [[noreturn]] void BadChar(size_t at) const;
   void RejectCrLineEndings() const;
   // Rejects bytes of [begin, end) that are not UTF-8 (`where`: "a comment").

@@ -1,6 +1,7 @@
 #include "ir/op_registry.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -31,9 +32,10 @@ enum class Accepts {
   kInt32Tensor,  // the same, with INT32 elements (send counts)
 };
 
-void RequireArg(std::string_view op, const char* role, const ExprPtr& e, const Span& span,
-                Accepts accepts) {
-  if (IsUnknown(e)) return;
+// The argument's element type; none when its type is unknown.
+std::optional<DataType> RequireArg(std::string_view op, const char* role, const ExprPtr& e,
+                                   const Span& span, Accepts accepts) {
+  if (IsUnknown(e)) return std::nullopt;
   const NodeKind k = e->type->kind();
   const bool local_ok = accepts == Accepts::kTensor || accepts == Accepts::kInt32Tensor;
   DataType dtype;
@@ -52,6 +54,25 @@ void RequireArg(std::string_view op, const char* role, const ExprPtr& e, const S
     throw ValueError(fmt::format("{}: {} must be an INT32 {}, got {}", op, role,
                                  local_ok ? "pl.Tensor or pld.DistributedTensor" : "window view",
                                  DataTypeName(dtype)),
+                     span);
+  }
+  return dtype;
+}
+
+// PyPTO's allreduce deducer takes FP16 and FP32 data only, wherever it is called.
+void RequireReducibleData(std::string_view op, std::optional<DataType> data, const Span& span) {
+  if (data && *data != DataType::kFP16 && *data != DataType::kFP32) {
+    throw ValueError(fmt::format("{}: data must be FP16 or FP32, got {}", op, DataTypeName(*data)),
+                     span);
+  }
+}
+
+// allgather and all_to_all(_v) copy the input into the target element for element.
+void RequireSameDType(std::string_view op, std::optional<DataType> input,
+                      std::optional<DataType> target, const Span& span) {
+  if (input && target && *input != *target) {
+    throw ValueError(fmt::format("{}: target dtype {} must match input dtype {}", op,
+                                 DataTypeName(*target), DataTypeName(*input)),
                      span);
   }
 }
@@ -131,7 +152,7 @@ OpRegistry::OpRegistry() {
   add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num", "mode"}, {},
        [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kAllReduce);
-         RequireArg(op, "data", a[0], span, Accepts::kWindow);
+         RequireReducibleData(op, RequireArg(op, "data", a[0], span, Accepts::kWindow), span);
          if (a.size() == 2) RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
          RequireEnumKwarg(op, kw, "op", span);
          const AttrValue* cn = FindKwarg(kw, "core_num");
@@ -185,8 +206,9 @@ OpRegistry::OpRegistry() {
     add({std::string(name), 3, 3, kwargs, {},
          [name](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
            const std::string_view op(name);
-           RequireArg(op, "input", a[0], span, Accepts::kTensor);
-           RequireArg(op, "target", a[1], span, Accepts::kWindow);
+           const auto input = RequireArg(op, "input", a[0], span, Accepts::kTensor);
+           const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
+           RequireSameDType(op, input, target, span);
            RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
            return TypeOfArg(a, 1);
          }});
@@ -194,8 +216,9 @@ OpRegistry::OpRegistry() {
   add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {},
        [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
          const std::string_view op(ops::kAllToAllV);
-         RequireArg(op, "input", a[0], span, Accepts::kTensor);
-         RequireArg(op, "target", a[1], span, Accepts::kWindow);
+         const auto input = RequireArg(op, "input", a[0], span, Accepts::kTensor);
+         const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
+         RequireSameDType(op, input, target, span);
          RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
          RequireArg(op, "send_counts", a[3], span, Accepts::kInt32Tensor);
          RequireArg(op, "recv_counts", a[4], span, Accepts::kInt32Window);

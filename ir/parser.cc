@@ -1,6 +1,8 @@
 #include "ir/parser.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -145,6 +147,9 @@ struct FuncSig {
   FunctionType type = FunctionType::kOpaque;
   std::optional<Level> level;
   std::optional<Role> role;
+  // A host SubWorker: no `self`, and a body of plain Python kept as text.
+  bool python = false;
+  std::optional<std::string> python_body;
   std::vector<VarPtr> params;
   std::vector<ParamDirection> dirs;
   size_t param_count = 0;  // params moves into the Function when it is built
@@ -314,6 +319,7 @@ class Parser {
   // `skip_body`: also skips the body, keeping its position.
   FuncSig* ParseFunctionHeader(bool skip_body);
   void ParseSignature(FuncSig* sig, bool skip_body);
+  void TakePythonBody(FuncSig* sig, const Token& newline);
   void ReadSignaturesAhead();
   void ExpectEndOfClass();
   void SkipBlock();
@@ -334,6 +340,12 @@ class Parser {
   }
   StmtPtr ParseYield(const std::vector<std::pair<Token, TypePtr>>& targets);
   void ParseDynamicDim();
+  bool AtInlineDynamicDim() {
+    return AtName("pl") && At(Tok::kDot, 1) && AtName("dynamic", 2) && At(Tok::kLParen, 3) &&
+           At(Tok::kString, 4) && At(Tok::kRParen, 5) &&
+           (At(Tok::kComma, 6) || At(Tok::kRBracket, 6));
+  }
+  ExprPtr ParseInlineDynamicDim();
   ExprPtr ParsePostfix(ExprPtr base);
   ExprPtr ParseIndex();
   ExprPtr MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at);
@@ -416,6 +428,9 @@ class Parser {
   YieldFrame* yield_frame_ = nullptr;
   std::vector<VarPtr> dyn_dims_;
   NameMap<VarPtr> dyn_by_name_;
+  // Dims written `pl.dynamic("NR")` inside a type: one Var per name for the
+  // whole program, as PyPTO's parser keeps them.
+  NameMap<VarPtr> inline_dims_;
   // Views into the source text, which outlives the parser.
   absl::flat_hash_set<std::string_view> user_alloc_names_;
   std::string op_name_buf_;
@@ -663,8 +678,19 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   sig->name = std::string(name.text);
   sig->span = SpanOf(def);
   Expect(Tok::kLParen);
-  if (!AtName("self")) Fail(Peek(), "the first parameter of a program function must be 'self'");
-  Next();
+  // PyPTO keeps the body of a SubWorker at HOST level or above as Python source,
+  // and such a function takes no `self`.
+  sig->python = sig->role == Role::kSubWorker && sig->level && *sig->level >= Level::kHost;
+  if (sig->python) {
+    if (AtName("self")) {
+      Fail(Peek(), fmt::format("the host SubWorker '{}' must not declare 'self' (its body is plain "
+                               "Python, kept as text)",
+                               Echo(sig->name)));
+    }
+  } else {
+    if (!AtName("self")) Fail(Peek(), "the first parameter of a program function must be 'self'");
+    Next();
+  }
   FuncState fs;  // parameters may be used in later parameter types
   for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
   FuncState* saved = fs_;
@@ -674,7 +700,8 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     FuncState* saved;
     ~Restore() { *slot = saved; }
   } restore{&fs_, saved};
-  while (Accept(Tok::kComma)) {
+  // A SubWorker's first parameter comes without a comma before it.
+  for (bool first = sig->python; first ? !At(Tok::kRParen) : Accept(Tok::kComma); first = false) {
     if (At(Tok::kRParen)) break;
     Token pname = ExpectIdent("a parameter name");
     if (!At(Tok::kColon))
@@ -733,13 +760,44 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   }
   Expect(Tok::kColon);
   if (!At(Tok::kNewline)) Fail(Peek(), "expected a new line after the function signature");
-  Next();
+  const Token newline = Next();
   if (!At(Tok::kIndent))
     Fail(Peek(), fmt::format("expected an indented body for function '{}'", Echo(sig->name)));
   Next();
+  if (sig->python) TakePythonBody(sig, newline);
   if (!skip_body) return;
   sig->body_at = Checkpoint();
   SkipBlock();
+}
+
+// The body's lines without its indentation, so that the printer indents them as it
+// indents every body. A line indented less than the body (a comment, or inside
+// brackets or a string) could not be printed back as written.
+void Parser::TakePythonBody(FuncSig* sig, const Token& newline) {
+  const Lexer::RawBlock block = lex_->TakeRawBlock(newline);
+  std::string body;
+  body.reserve(block.text.size());
+  int32_t line = block.line;
+  for (size_t at = 0; at < block.text.size(); ++line) {
+    size_t nl = block.text.find('\n', at);
+    if (nl == std::string_view::npos) nl = block.text.size();
+    std::string_view text = block.text.substr(at, nl - at);
+    at = nl + 1;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (line != block.line) body += '\n';
+    if (text.find_first_not_of(' ') == std::string_view::npos) continue;
+    const auto indent = static_cast<size_t>(block.indent);
+    if (text.size() < indent ||
+        text.substr(0, indent).find_first_not_of(' ') != std::string_view::npos) {
+      throw ValueError(
+          fmt::format("a line of the SubWorker '{}' is indented less than its body (its body is "
+                      "kept as text, re-indented when printed)",
+                      Echo(sig->name)),
+          Span{file_, line, 1});
+    }
+    body.append(text.substr(indent));
+  }
+  sig->python_body = std::move(body);
 }
 
 std::vector<TypePtr> Parser::ParseReturnAnnotation() {
@@ -863,6 +921,7 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
       MakeNode<Function>(sig->name, std::move(sig->params), std::move(sig->dirs), sig->ret_types,
                          std::move(body_seq), sig->type, sig->level, sig->role);
   fn->set_span(sig->span);
+  fn->python_body = std::move(sig->python_body);
   sig->result = fn;
   depth_ = saved_depth;
 }
@@ -2188,7 +2247,9 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
     return MakeOpCall(AllocInfo(), ExprsFrom(a.args), KwargsFrom(a.kwargs), sp);
   }
   if (p.Is("pl", "dynamic")) {
-    Fail(at, "pl.dynamic(...) is only allowed at module level (NAME = pl.dynamic(\"NAME\"))");
+    Fail(at,
+         "pl.dynamic(...) is only allowed at module level (NAME = pl.dynamic(\"NAME\")) or as a "
+         "whole dimension of a type's shape");
   }
   if (p.Is("pl", "yield_")) {
     Fail(at,
@@ -2352,7 +2413,34 @@ DataType Parser::ExpectDType() {
 size_t Parser::ParseShapeOntoScratch() {
   Token open = Expect(Tok::kLBracket, "(a shape list such as [256])");
   DepthGuard g(this, open);
-  return ParseExprsOntoScratch(Tok::kRBracket);
+  const size_t base = expr_scratch_.size();
+  while (!At(Tok::kRBracket)) {
+    expr_scratch_.push_back(AtInlineDynamicDim() ? ParseInlineDynamicDim() : ParseExpr());
+    if (!Accept(Tok::kComma)) break;
+  }
+  Expect(Tok::kRBracket);
+  return base;
+}
+
+// `pl.dynamic("NR")` as a whole dimension of a type's shape: the program's
+// dimension NR (module-level, or written inline elsewhere), made on first use.
+ExprPtr Parser::ParseInlineDynamicDim() {
+  for (int i = 0; i < 4; ++i) Next();
+  const Token str = Next();
+  Next();
+  const std::string name = Lexer::DecodeString(str.text);
+  const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                          std::all_of(name.begin(), name.end(), [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                          });
+  if (!identifier) {
+    Fail(str, fmt::format("pl.dynamic expects an identifier as the dimension's name, got \"{}\"",
+                          Echo(name)));
+  }
+  if (auto it = dyn_by_name_.find(name); it != dyn_by_name_.end()) return it->second;
+  auto [it, fresh] = inline_dims_.try_emplace(name);
+  if (fresh) it->second = MakeVar(name, ScalarTy(DataType::kIndex), SpanOf(str));
+  return it->second;
 }
 
 TypePtr Parser::ParseType() {

@@ -203,12 +203,9 @@ class Printer {
   std::string Take() { return std::move(out_); }
 
   void PrintProgram(const Program& p) {
-    absl::flat_hash_set<std::string> dim_names;
     for (const auto& d : p.dynamic_dims) {
       if (!d) continue;
-      std::string base = Sanitize(d->name_hint), cand = base;
-      for (int k = 1; dim_names.contains(cand); ++k) cand = fmt::format("{}_{}", base, k);
-      dim_names.insert(cand);
+      std::string cand = UniqueDimName(d.get());
       out_ += cand;
       out_ += " = pl.dynamic(";
       QuoteTo(out_, cand);
@@ -286,9 +283,10 @@ class Printer {
     }
     out_ += "\n    def ";
     out_ += f.name;
-    out_ += "(self";
+    // A host SubWorker (plain Python body) takes no `self`.
+    out_ += f.python_body ? "(" : "(self";
     for (size_t i = 0; i < f.params.size(); ++i) {
-      out_ += ", ";
+      if (i || !f.python_body) out_ += ", ";
       out_ += NameOf(f.params[i].get());
       out_ += ": ";
       ParamDirection d =
@@ -314,6 +312,10 @@ class Printer {
       out_ += " -> None";
     }
     out_ += ":\n";
+    if (f.python_body) {
+      PythonBodyTo(*f.python_body);
+      return;
+    }
     // The body goes straight into the output; the window declarations, known once
     // it is printed, are inserted before it (one move of the body's text).
     const size_t body_at = out_.size();
@@ -347,7 +349,38 @@ class Printer {
     out_.insert(body_at, decls);
   }
 
+  // The text as kept, each line indented as a function body (blank lines stay empty).
+  void PythonBodyTo(std::string_view body) {
+    for (size_t at = 0; at <= body.size();) {
+      size_t nl = body.find('\n', at);
+      if (nl == std::string_view::npos) nl = body.size();
+      if (nl > at) out_ += "        ";
+      out_.append(body.substr(at, nl - at));
+      out_ += '\n';
+      at = nl + 1;
+    }
+  }
+
   // ---- names
+
+  // A program-level dimension's name, unique among the module-level and inline ones.
+  std::string UniqueDimName(const Var* v) {
+    std::string base = Sanitize(v->name_hint), cand = base;
+    for (int k = 1; dim_names_in_use_.contains(cand); ++k) cand = fmt::format("{}_{}", base, k);
+    dim_names_in_use_.insert(cand);
+    return cand;
+  }
+
+  // A Var in a type that the function does not define: a dimension written inline,
+  // `pl.dynamic("NR")`, one name per Var over the whole program (the parser reads
+  // every inline use of a name as one Var).
+  void InlineDimTo(const Var* v) {
+    auto [it, fresh] = inline_dim_names_.try_emplace(v);
+    if (fresh) it->second = UniqueDimName(v);
+    out_ += "pl.dynamic(";
+    QuoteTo(out_, it->second);
+    out_ += ')';
+  }
 
   void ResetFunction() {
     names_.clear();
@@ -725,6 +758,11 @@ class Printer {
   }
 
   void PrintType(const TypePtr& t) {
+    struct InType {
+      int* depth;
+      explicit InType(int* d) : depth(d) { ++*depth; }
+      ~InType() { --*depth; }
+    } in_type(&in_type_);
     if (!t) {
       out_ += "pl._dump.Unknown";
       return;
@@ -830,9 +868,15 @@ class Printer {
     }
     switch (e->kind()) {
       case NodeKind::kVar:
-      case NodeKind::kIterArg:
-        out_ += NameOf(static_cast<const Var*>(e.get()));
+      case NodeKind::kIterArg: {
+        const auto* v = static_cast<const Var*>(e.get());
+        if (in_type_ > 0 && program_ && !names_.contains(v)) {
+          InlineDimTo(v);
+          return;
+        }
+        out_ += NameOf(v);
         return;
+      }
       case NodeKind::kWindowBuffer:
         out_ += "pl._dump.window_ref(";
         WindowRefTo(static_cast<const WindowBuffer*>(e.get()));
@@ -1233,6 +1277,9 @@ class Printer {
   // The loop whose direct body is printed: its YieldStmt binds its return_vars.
   const ForStmt* yield_owner_ = nullptr;
   std::vector<std::pair<const Var*, std::string>> dim_names_;
+  absl::flat_hash_set<std::string> dim_names_in_use_;
+  absl::flat_hash_map<const Var*, std::string> inline_dim_names_;
+  int in_type_ = 0;  // PrintType calls open: a Var there may be an inline dimension
 };
 
 }  // namespace

@@ -50,12 +50,6 @@ std::optional<Feature> FeatureFromName(std::string_view name) {
 }
 FeatureSet AllFeatures() { return FeatureSet().set(); }
 
-FeatureSet DefaultFeatures() {
-  FeatureSet f = AllFeatures();
-  for (Feature pending : kAwaitingParser) f.reset(static_cast<size_t>(pending));
-  return f;
-}
-
 std::string_view InvalidKindName(InvalidKind k) { return kInvalidNames[static_cast<size_t>(k)].name; }
 std::optional<InvalidKind> InvalidKindFromName(std::string_view name) {
   for (const auto& e : kInvalidNames) {
@@ -478,15 +472,23 @@ class Generator {
   int SignalArg() {
     return ViewArg([](const ValueModel& v) { return v.sig.dtype == DataType::kInt32; }, SignalSig(), true);
   }
-  int DataArg(bool two_d) {
+  // `dtypes`: the element types the op takes there, when it restricts them (PyPTO's
+  // deducers: allreduce data FP16 or FP32, an all_to_all target the input's); a new
+  // view takes the first when the palette's does not fit.
+  int DataArg(bool two_d, std::vector<DataType> dtypes = {}) {
     TensorSig sig = two_d ? Sig({c_.Int(2, 8), 64}, DataType::kFP32) : c_.Pick(palette_);
-    if (!two_d && sig.dtype == DataType::kInt32) sig.dtype = DataType::kFP32;
+    auto fits = [&dtypes](DataType d) {
+      return dtypes.empty() ? d != DataType::kInt32
+                            : std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+    };
+    if (!two_d && !fits(sig.dtype)) sig.dtype = dtypes.empty() ? DataType::kFP32 : dtypes[0];
     return ViewArg(
-        [two_d](const ValueModel& v) {
-          return two_d ? v.sig.dims.size() == 2 : v.sig.dtype != DataType::kInt32;
+        [two_d, &fits](const ValueModel& v) {
+          return two_d ? v.sig.dims.size() == 2 : fits(v.sig.dtype);
         },
         sig, false);
   }
+  int AllReduceDataArg() { return DataArg(false, {DataType::kFP32, DataType::kFP16}); }
 
   std::vector<int> ChipTargets() const {
     std::vector<int> out;
@@ -864,7 +866,7 @@ class Generator {
     std::vector<StmtModel>* saved = OpenBlock(&s.body);
     if (On(Feature::kAllReduceImplicit) && !InLoop() && !host_allocs_.empty() && c_.Chance(1, 3)) {
       // A synthesized signal inside a generic scope (the synthesis pass rewrites its body).
-      const int data = DataArg(false);
+      const int data = AllReduceDataArg();
       const int coll = NewCollective(CollKind::kAllReduce, {data});
       EmitCollectiveStmt(coll, data);
     }
@@ -966,7 +968,7 @@ class Generator {
     int in_place = -1;
     switch (kind) {
       case CollKind::kAllReduce: {
-        const int data = DataArg(false);
+        const int data = AllReduceDataArg();
         args.push_back(data);
         if (!implicit[pick]) args.push_back(SignalArg());
         in_place = data;
@@ -981,8 +983,9 @@ class Generator {
       case CollKind::kAllGather:
       case CollKind::kAllToAll:
       case CollKind::kAllToAllV: {
-        args.push_back(DataArg(false));
-        const int target = DataArg(false);
+        const int input = DataArg(false);
+        args.push_back(input);
+        const int target = DataArg(false, {m_.values[input].sig.dtype});
         args.push_back(target);
         args.push_back(SignalArg());
         if (kind == CollKind::kAllToAllV) {
@@ -1315,7 +1318,7 @@ class Generator {
     // The return statement: `return 0`, or an allreduce that the synthesis pass lifts.
     StmtModel ret = NewStmt(StmtKind::kReturn);
     if (On(Feature::kAllReduceReturn) && !host_allocs_.empty() && c_.Chance(1, 2)) {
-      const int data = DataArg(false);
+      const int data = AllReduceDataArg();
       std::vector<int> args{data};
       if (!(On(Feature::kAllReduceImplicit) && c_.Bool())) args.push_back(SignalArg());
       const int coll = NewCollective(CollKind::kAllReduce, std::move(args));
@@ -1713,8 +1716,16 @@ class Planter {
           spec.message_any_of = {"cannot be nested inside another expression"};
           break;
         }
-        const bool in_dispatch = c_.Bool();
-        const TensorSig sig = in_dispatch ? m_.values[m_.functions[callee].params[0]].sig : Sig({256}, DataType::kFP32);
+        // In a dispatch, the allreduce stands for the callee's first argument: only
+        // when that takes data an allreduce accepts (FP16 or FP32).
+        const std::vector<int>& callee_params = m_.functions[callee].params;
+        const auto reducible = [&] {
+          const DataType dt = m_.values[callee_params[0]].sig.dtype;
+          return dt == DataType::kFP32 || dt == DataType::kFP16;
+        };
+        const bool in_dispatch = c_.Bool() && !callee_params.empty() && reducible();
+        const TensorSig sig =
+            in_dispatch ? m_.values[callee_params[0]].sig : Sig({256}, DataType::kFP32);
         const int data = g_.EmitView(x, sig);
         const int signal = g_.EmitView(x, Sig({8}, DataType::kInt32));
         const int coll = g_.NewCollective(CollKind::kAllReduce, {data, signal});
@@ -1762,10 +1773,15 @@ class Planter {
         const int y = g_.cur_->back().def;
         (void)d;
         const int signal = g_.EmitView(x, Sig({8}, DataType::kInt32));
-        const int coll = g_.NewCollective(CollKind::kAllReduce, {y, signal});
+        // The data of an allreduce when y's element type is one it takes (FP16 or
+        // FP32), of a broadcast (any element type) otherwise.
+        const DataType dt = m_.values[y].sig.dtype;
+        const bool reducible = dt == DataType::kFP32 || dt == DataType::kFP16;
+        const int coll =
+            g_.NewCollective(reducible ? CollKind::kAllReduce : CollKind::kBroadcast, {y, signal});
         g_.EmitCollectiveStmt(coll, -1);
         spec.stmt = last_id();
-        spec.message_any_of = {"allreduce", m_.values[y].name};
+        spec.message_any_of = {reducible ? "allreduce" : "broadcast", m_.values[y].name};
         break;
       }
       case InvalidKind::kNoTransitiveCoverage: {
@@ -1778,9 +1794,11 @@ class Planter {
         std::vector<int> args = g_.DispatchArgs(callee, s_alloc, false);
         g_.EmitDispatch(callee, args, DeviceForm::kConst, c_.Int(0, 3), -1, -1, false);
         const int s2 = g_.EmitView(s_alloc, Sig({8}, DataType::kInt32));
-        g_.EmitCollectiveStmt(g_.NewCollective(CollKind::kAllReduce, {p, s2}), -1);
+        // p is INT32 (a signal above), so the second collective is a broadcast: its data
+        // may be of any element type, an allreduce's may not.
+        g_.EmitCollectiveStmt(g_.NewCollective(CollKind::kBroadcast, {p, s2}), -1);
         spec.stmt = last_id();
-        spec.message_any_of = {"allreduce", m_.allocs[p_alloc].name};
+        spec.message_any_of = {"broadcast", m_.allocs[p_alloc].name};
         break;
       }
       case InvalidKind::kOnlyUnplacedDispatch: {

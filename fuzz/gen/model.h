@@ -79,12 +79,6 @@ using FeatureSet = std::bitset<kNumFeatures>;
 std::string_view FeatureName(Feature f);
 std::optional<Feature> FeatureFromName(std::string_view name);
 FeatureSet AllFeatures();
-// Features whose text the parser does not read yet: tuple values, and collectives
-// inside InCore kernels with a local pl.Tensor input. Programs get them only when
-// GenOptions::features names them.
-inline constexpr Feature kAwaitingParser[] = {Feature::kTupleValue, Feature::kKernelCollective};
-// AllFeatures() without kAwaitingParser: what GenOptions draws from by default.
-FeatureSet DefaultFeatures();
 
 // ---------------------------------------------------------------------------
 // Values. Every name the program binds is one ValueModel (SSA: a rebound name is a
@@ -416,7 +410,7 @@ struct GenOptions {
   bool fixed_size = false;
   // Features that may be drawn; each program enables a random subset of them
   // (swarm) unless `swarm` is false, in which case all of them are on.
-  FeatureSet features = DefaultFeatures();
+  FeatureSet features = AllFeatures();
   bool swarm = true;
   // Finish (generate.h) leaves a valid program's text and stmt_lines out when
   // false: a fuzz target that checks the text of only some programs renders it

@@ -414,9 +414,9 @@ class IRBuilder {
     return nullptr;
   }
 
-  // A tuple written as a value, `(a, b)`.
+  // A tuple written as a value, `(a, b)`: the parser records the parentheses.
   static ExprPtr TupleValue(std::vector<ExprPtr> elements) {
-    return ir::Tuple(std::move(elements));
+    return ir::MakeNode<ir::MakeTuple>(std::move(elements), /*parenthesized=*/true);
   }
 
   static bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == ir::NodeKind::kUnknownType; }
@@ -528,11 +528,11 @@ class IRBuilder {
       default: break;
     }
     if (IsCollectiveKernel(m_.functions[c.function])) {
-      // The kernel-level type rules as the generator states them (a barrier gives
-      // nothing typed; every other collective returns its data or target window),
-      // so parse(RenderText) == RenderIR checks the parser's rules against these.
-      ir::TypePtr t = c.kind == CollKind::kBarrier ? ir::TypePtr(ir::UnknownType::Get())
-                      : c.kind == CollKind::kAllToAll || c.kind == CollKind::kAllToAllV ||
+      // The kernel-level type rules as the generator states them (all_to_all(_v)
+      // and allgather return their target window, every other collective its first
+      // argument: data, or a barrier's signal), so parse(RenderText) == RenderIR
+      // checks the parser's rules against these.
+      ir::TypePtr t = c.kind == CollKind::kAllToAll || c.kind == CollKind::kAllToAllV ||
                               c.kind == CollKind::kAllGather
                           ? args[1]->type
                           : args[0]->type;

@@ -250,24 +250,19 @@ void ExpectEveryFeatureInFivePercent(const GenOptions& options) {
 
 TEST(GenValid, EveryFeatureAppearsInFivePercent) { ExpectEveryFeatureInFivePercent(Sized(24)); }
 
-// The features the parser does not read yet, when asked for: the model, the IR
-// and the expectation work without the parser.
-TEST(GenValid, AwaitingParserFeaturesWhenAskedFor) {
-  GenOptions all = Sized(24);
-  all.features = AllFeatures();
-  for (Feature f : kAwaitingParser) EXPECT_FALSE(Sized(24).features.test(static_cast<size_t>(f)));
-  ExpectEveryFeatureInFivePercent(all);
-  GenOptions tuples = Sized(24);
-  tuples.features.set(static_cast<size_t>(Feature::kTupleValue));
+// Tuple values and collectives in kernels are drawn by default: the model, the IR
+// and the expectation agree, and the IR is well formed (the registry deduces a
+// kernel collective's type from its local input).
+TEST(GenValid, TupleValuesAndKernelCollectivesByDefault) {
+  const GenOptions all = Sized(24);
+  EXPECT_TRUE(all.features.test(static_cast<size_t>(Feature::kTupleValue)));
+  EXPECT_TRUE(all.features.test(static_cast<size_t>(Feature::kKernelCollective)));
   for (uint64_t seed = 1; seed <= 150; ++seed) {
     GeneratedProgram p = Generate(seed, all);
     EXPECT_TRUE(ConsistencyProblems(p).empty()) << Describe(p);
-    // Kernel collectives are left out here: their calls carry the types the
-    // generator states, which the registry cannot deduce for a local input yet.
-    GeneratedProgram t = Generate(seed, tuples);
-    const std::vector<std::string> problems = testing::WellFormedProblems(t.ir);
+    const std::vector<std::string> problems = testing::WellFormedProblems(p.ir);
     EXPECT_TRUE(problems.empty()) << fmt::format("seed {}: {}\n", seed, fmt::join(problems, "\n"))
-                                  << t.text;
+                                  << p.text;
   }
   // nested_allreduce then also plants `tupN = (pld.tensor.allreduce(...),)`.
   int in_tuple = 0;
@@ -287,9 +282,8 @@ TEST(GenValid, AwaitingParserFeaturesWhenAskedFor) {
 // What the two features write, line by line: tuple values of every length and
 // nesting, a tuple argument, a tuple returned; collectives in an InCore kernel
 // with a local input and the window as their destination.
-TEST(GenValid, AwaitingParserFeaturesText) {
-  GenOptions all = Sized(30);
-  all.features = AllFeatures();
+TEST(GenValid, TupleValuesAndKernelCollectivesText) {
+  const GenOptions all = Sized(30);
   std::map<std::string, int> seen;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     const GeneratedProgram p = Generate(seed, all);
@@ -511,6 +505,11 @@ std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
     case InvalidKind::kAllToAllVInWhile: return {"pld.tensor.all_to_all_v("};
     case InvalidKind::kNestedAllReduce: return {"(pld.tensor.allreduce("};
     case InvalidKind::kCarriedView: return {"for ", "init_values=("};
+    // An allreduce, or a broadcast where the data is not FP16 or FP32; the message
+    // names the op.
+    case InvalidKind::kCollectiveNotView:
+    case InvalidKind::kNoTransitiveCoverage:
+      return {"pld.tensor." + p.invalid->message_any_of[0] + "("};
     default: return {"pld.tensor.allreduce("};
   }
 }

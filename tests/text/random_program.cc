@@ -238,9 +238,13 @@ class Gen {
         out->push_back(Eval(c));
         return;
       }
-      case 6: {  // allreduce, on a view typed FP32 or INT32 (data only)
-        if (views_.empty()) return Stmt(out, depth);
-        VarPtr data = PickFrom(views_);
+      case 6: {  // allreduce, on an FP32 view (PyPTO's allreduce takes FP16 or FP32 data)
+        std::vector<VarPtr> fp32;
+        for (const VarPtr& v : views_) {
+          if (static_cast<const DistributedTensorType&>(*v->type).dtype == DataType::kFP32) fp32.push_back(v);
+        }
+        if (fp32.empty()) return Stmt(out, depth);
+        VarPtr data = PickFrom(fp32);
         KwargList kw;
         if (Chance(60)) kw.emplace_back("op", EnumAttr{"pld.ReduceOp.Sum"});
         if (Chance(20)) kw.emplace_back("core_num", int64_t{4});

@@ -1,10 +1,13 @@
-// Whole PyPTO programs: every corpus/real file parses, round-trips, passes the
-// default pipeline with verify-each and yields the scopes its header states; and
-// the IR shapes of each whole-program construct (docs/whole-programs.md).
+// Whole PyPTO programs: every corpus/real file meets its `# EXPECT:` header (an ok
+// file parses, round-trips, passes the default pipeline with verify-each and yields
+// the scopes its header states; an error file fails at the line it names); and the
+// IR shapes of each whole-program construct (docs/whole-programs.md).
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -105,20 +108,72 @@ std::vector<std::string> ExpectedScopeLines(const std::string& text) {
   return lines;
 }
 
-TEST(TextWholeProgramCorpus, EveryRealProgramParsesRoundTripsAndGetsItsScopes) {
+// A file's `# EXPECT:` header: `ok`, or `error LINE SUBSTRING` (the first error of
+// the parse or the pipeline is at LINE and its message contains SUBSTRING).
+struct Expectation {
+  bool ok = false;
+  int line = 0;
+  std::string substring;
+};
+
+std::optional<Expectation> ReadExpectation(const std::string& text) {
+  std::istringstream in(text);
+  const std::string key = "# EXPECT: ";
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind(key, 0) != 0) continue;
+    std::istringstream value(l.substr(key.size()));
+    std::string kind;
+    value >> kind;
+    Expectation e;
+    if (kind == "ok") {
+      e.ok = true;
+      return e;
+    }
+    if (kind != "error" || !(value >> e.line)) return std::nullopt;
+    std::getline(value >> std::ws, e.substring);
+    if (e.substring.empty()) return std::nullopt;
+    return e;
+  }
+  return std::nullopt;
+}
+
+::testing::AssertionResult IsTheExpectedError(const ValueError& e, const Expectation& want) {
+  if (e.span().line == want.line && e.message().find(want.substring) != std::string::npos) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "expected an error at line " << want.line << " containing '" << want.substring
+         << "', got " << e.Format();
+}
+
+// Every file, taken by its header: an `ok` file parses, round-trips, passes the
+// pipeline with verify-each and gets the scopes its header states, and its output
+// round-trips; an `error` file fails at the line its header names, in the parser or
+// in the pipeline (what parses of it must still round-trip).
+TEST(TextWholeProgramCorpus, EveryRealProgramMeetsItsHeader) {
   auto files = RealCorpus();
   ASSERT_GE(files.size(), 27u);
+  int ok_files = 0, parse_errors = 0, pipeline_errors = 0;
   for (const auto& path : files) {
     SCOPED_TRACE(path.filename().string());
     std::string text = ReadFile(path);
-    ASSERT_NE(text.find("# EXPECT: ok"), std::string::npos);
+    const std::optional<Expectation> want = ReadExpectation(text);
+    if (!want) {
+      ADD_FAILURE() << "no '# EXPECT: ok' or '# EXPECT: error LINE SUBSTRING' header";
+      continue;
+    }
     ParseOptions opts;
     opts.filename = path.filename().string();
     ProgramPtr p;
     try {
       p = ParseProgram(text, opts);
     } catch (const ValueError& e) {
-      ADD_FAILURE() << e.Format();
+      if (want->ok) {
+        ADD_FAILURE() << e.Format();
+      } else {
+        EXPECT_TRUE(IsTheExpectedError(e, *want));
+        ++parse_errors;
+      }
       continue;
     }
     EXPECT_TRUE(RoundTrips(p));
@@ -127,13 +182,29 @@ TEST(TextWholeProgramCorpus, EveryRealProgramParsesRoundTripsAndGetsItsScopes) {
     ProgramPtr out;
     try {
       out = driver::RunPipeline(p, po);
+    } catch (const ValueError& e) {
+      if (want->ok) {
+        ADD_FAILURE() << "pipeline: " << e.Format();
+      } else {
+        EXPECT_TRUE(IsTheExpectedError(e, *want));
+        ++pipeline_errors;
+      }
+      continue;
     } catch (const std::exception& e) {
       ADD_FAILURE() << "pipeline: " << e.what();
       continue;
     }
+    if (!want->ok) {
+      ADD_FAILURE() << "expected an error at line " << want->line << ", but the pipeline succeeded";
+      continue;
+    }
+    ++ok_files;
     EXPECT_TRUE(RoundTrips(out));
     EXPECT_EQ(ScopeLines(*out), ExpectedScopeLines(text));
   }
+  std::cout << "[ corpus/real ] " << files.size() << " files: " << ok_files << " ok, "
+            << parse_errors + pipeline_errors << " errors as expected (" << parse_errors
+            << " in the parser, " << pipeline_errors << " in the pipeline)\n";
 }
 
 // ---------------------------------------------------------------------------
@@ -277,6 +348,82 @@ class P:
   EXPECT_EQ(deps.elements[0], un.vars[1]);
   EXPECT_EQ(As<ReturnStmt>(body[2], NodeKind::kReturnStmt).values[0], sc.as_var);
   EXPECT_TRUE(RoundTrips(p));
+}
+
+// PyPTO's parser keeps one Var per pl.dynamic name for the whole program: inline
+// uses in one function, in another, and a module-level dim of that name are one Var.
+TEST(TextWholeProgramShapes, InlineDynamicDimsAreOneVarPerName) {
+  auto p = Parse(R"(M = pl.dynamic("M")
+@pl.program
+class P:
+    @pl.function
+    def f(self, a: pl.Tensor[[pl.dynamic("NR"), 4], pl.FP32], b: pl.Tensor[[pl.dynamic("NR")], pl.FP32]):
+        c: pl.Tensor[[pl.dynamic("NR"), pl.dynamic("M")], pl.FP32] = pl.create_tensor([4, 4], dtype=pl.FP32)
+        return c
+
+    @pl.function
+    def g(self, a: pl.Tensor[[pl.dynamic("NR")], pl.FP32]):
+        return a
+)");
+  auto dim = [](const VarPtr& v, size_t i) {
+    return static_cast<const TensorType&>(*v->type).shape[i];
+  };
+  auto f = p->FindFunction("f");
+  const ExprPtr nr = dim(f->params[0], 0);
+  ASSERT_EQ(nr->kind(), NodeKind::kVar);
+  EXPECT_EQ(static_cast<const Var&>(*nr).name_hint, "NR");
+  EXPECT_EQ(static_cast<const ScalarType&>(*nr->type).dtype, DataType::kIndex);
+  EXPECT_EQ(dim(f->params[1], 0), nr);
+  EXPECT_EQ(dim(p->FindFunction("g")->params[0], 0), nr);
+  const auto& c = As<AssignStmt>(BodyOf(p, "f")[0], NodeKind::kAssignStmt);
+  EXPECT_EQ(dim(c.var, 0), nr);
+  ASSERT_EQ(p->dynamic_dims.size(), 1u);  // M only: NR is written inline
+  EXPECT_EQ(dim(c.var, 1), p->dynamic_dims[0]);
+  const std::string text = PrintProgram(p);
+  EXPECT_NE(text.find("def g(self, a: pl.Tensor[[pl.dynamic(\"NR\")], pl.FP32])"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pl.Tensor[[pl.dynamic(\"NR\"), M], pl.FP32]"), std::string::npos) << text;
+  EXPECT_TRUE(RoundTrips(p));
+}
+
+// A host SubWorker's body is text: it takes part in equality and hashing, and the
+// function takes no self.
+TEST(TextWholeProgramShapes, SubWorkerBodyIsKeptAsText) {
+  const std::string text = R"(@pl.program
+class P:
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def check(f: pl.Tensor[[8], pl.FP32]):
+        # first
+        if not torch.allclose(f, f):
+
+            raise AssertionError(f"{f!r}")
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, a: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:
+        self.check(a)
+        return a
+)";
+  auto p = Parse(text);
+  auto check = p->FindFunction("check");
+  ASSERT_TRUE(check->python_body);
+  EXPECT_EQ(*check->python_body,
+            "# first\nif not torch.allclose(f, f):\n\n    raise AssertionError(f\"{f!r}\")");
+  EXPECT_TRUE(Flatten(check->body).empty());
+  ASSERT_EQ(check->params.size(), 1u);
+  EXPECT_EQ(check->params[0]->name_hint, "f");
+  EXPECT_FALSE(p->FindFunction("host_orch")->python_body);
+  const auto& call =
+      As<Call>(As<EvalStmt>(BodyOf(p, "host_orch")[0], NodeKind::kEvalStmt).expr, NodeKind::kCall);
+  EXPECT_EQ(As<GlobalVar>(call.op, NodeKind::kGlobalVar).name, "check");
+  EXPECT_TRUE(RoundTrips(p));
+  EXPECT_EQ(PrintProgram(p), text);
+
+  std::string other = text;
+  other.replace(other.find("# first"), 7, "# other");
+  auto q = Parse(other);
+  EXPECT_FALSE(StructuralEqual(p, q));
+  EXPECT_NE(StructuralHash(p), StructuralHash(q));
 }
 
 TEST(TextWholeProgramShapes, ReboundViewNamesInLoopsAreDistinctVars) {
