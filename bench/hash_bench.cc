@@ -6,9 +6,9 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/programs.h"
+#include "driver/driver.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
-#include "tools/driver/driver.h"
 #include "verifier/fast_equal.h"
 
 namespace {

@@ -6,9 +6,9 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/programs.h"
+#include "driver/driver.h"
 #include "pass/materialize_comm_domain_scopes.h"
 #include "pass/synthesize_allreduce_signals.h"
-#include "tools/driver/driver.h"
 
 namespace {
 

@@ -51,6 +51,21 @@ std::vector<DeviceForm> Forms() {
 
 ExprPtr WorldSize() { return MakeOpCall(ops::kWorldSize, {}); }
 
+// `buf_K = pld.alloc_window_buffer(256 * 4, name="buf_K")` and
+// `v_K = pld.window(buf_K, [256], dtype=pl.FP32)` appended to `body`; returns v_K.
+VarPtr AllocWithView(int64_t k, std::vector<StmtPtr>& body) {
+  const std::string buf_name = fmt::format("buf_{}", k);
+  CallPtr alloc =
+      MakeOpCall(ops::kAllocWindowBuffer, {Mul(Int(256), Int(4))}, {{"name", buf_name}});
+  VarPtr buf = MakeVar(buf_name, alloc->type);
+  body.push_back(Assign(buf, alloc));
+  CallPtr window =
+      MakeOpCall(ops::kWindow, {buf, Tuple(Shape({256}))}, {{"dtype", DataType::kFP32}});
+  VarPtr view = MakeVar(fmt::format("v_{}", k), window->type);
+  body.push_back(Assign(view, window));
+  return view;
+}
+
 }  // namespace
 
 BigProgram BuildHostProgram(int64_t statements) {
@@ -72,15 +87,7 @@ BigProgram BuildHostProgram(int64_t statements) {
   body.reserve(static_cast<size_t>(blocks) * 10);
   std::unordered_set<size_t> forms_used;
   for (int64_t k = 0; k < blocks; ++k) {
-    const std::string buf_name = fmt::format("buf_{}", k);
-    CallPtr alloc =
-        MakeOpCall(ops::kAllocWindowBuffer, {Mul(Int(256), Int(4))}, {{"name", buf_name}});
-    VarPtr buf = MakeVar(buf_name, alloc->type);
-    body.push_back(Assign(buf, alloc));
-    CallPtr window =
-        MakeOpCall(ops::kWindow, {buf, Tuple(Shape({256}))}, {{"dtype", DataType::kFP32}});
-    VarPtr view = MakeVar(fmt::format("v_{}", k), window->type);
-    body.push_back(Assign(view, window));
+    VarPtr view = AllocWithView(k, body);
 
     const size_t fi = static_cast<size_t>(k) % forms.size();
     forms_used.insert(fi);
@@ -135,6 +142,38 @@ BigProgram BuildHostProgram(int64_t statements) {
   out.program = ir::MakeNode<Program>("Big", std::vector<VarPtr>{},
                                           std::vector<FunctionPtr>{chip_fn, host});
   return out;
+}
+
+ir::ProgramPtr BuildDispatchLoopsProgram(int64_t allocs, int64_t loops) {
+  constexpr int kChips = 4;
+  VarPtr param = MakeVar("data", DistTensorTy(Shape({256}), DataType::kFP32));
+  std::vector<FunctionPtr> functions;
+  for (int c = 0; c < kChips; ++c) {
+    functions.push_back(ir::MakeNode<Function>(
+        fmt::format("chip_orch_{}", c), std::vector<VarPtr>{param},
+        std::vector<ParamDirection>{ParamDirection::kIn}, std::vector<TypePtr>{param->type},
+        Seq({Return({param})}), FunctionType::kOrchestration));
+  }
+  loops = std::max<int64_t>(1, loops);
+  std::vector<StmtPtr> body;
+  body.reserve(static_cast<size_t>(allocs * 2 + loops));
+  int64_t next = 0;
+  for (int64_t k = 0; k < loops; ++k) {
+    const int64_t end = allocs * (k + 1) / loops;
+    std::vector<VarPtr> views;
+    for (; next < end; ++next) views.push_back(AllocWithView(next, body));
+    VarPtr r = MakeVar(fmt::format("r_{}", k), ScalarTy(DataType::kIndex));
+    std::vector<StmtPtr> dispatches;
+    for (size_t i = 0; i < views.size(); ++i) {
+      dispatches.push_back(Eval(
+          MakeFunctionCall(fmt::format("chip_orch_{}", i % kChips), {views[i]}, r, param->type)));
+    }
+    body.push_back(For(r, Int(0), Int(k % kChips + 1), Int(1), Seq(std::move(dispatches))));
+  }
+  functions.push_back(ir::MakeNode<Function>(
+      "host_orch", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
+      Seq(std::move(body)), FunctionType::kOpaque, Level::kHost, Role::kOrchestrator));
+  return ir::MakeNode<Program>("DispatchLoops", std::vector<VarPtr>{}, std::move(functions));
 }
 
 const BigProgram& HostProgram(int64_t statements) {

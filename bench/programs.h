@@ -29,6 +29,14 @@ BigProgram BuildHostProgram(int64_t statements);
 // one binary share the programs.
 const BigProgram& HostProgram(int64_t statements);
 
+// The program the whole-process benchmark (tool_bench) gives cds-opt: one host
+// orchestrator with `allocs` window allocs, each with one pld.window view, and
+// `loops` pl.range loops that dispatch the views, in order and in equal shares,
+// to four chip orchestrators in turn. Loop k runs over pl.range(k % 4 + 1), so the
+// allocs fall into four comm domains. 30,000 allocs and 500 loops print as about
+// 5.9 MB of text.
+ir::ProgramPtr BuildDispatchLoopsProgram(int64_t allocs, int64_t loops);
+
 // Number of nodes reachable from `root` counted with repetition (a node reached
 // through two parents counts twice), which is what a structural walk visits.
 int64_t CountNodesVisited(const ir::NodePtr& root);

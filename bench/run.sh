@@ -4,20 +4,36 @@
 # (build/bench/summary.json). Raw results: build/bench/<binary>.json.
 #
 #   bench/run.sh                 # everything, about 5-10 minutes on 2 shared cores
-#   BENCH_FILTER=Pipeline bench/run.sh   # only binaries whose name matches
-#   BENCH_MIN_TIME=1 bench/run.sh        # longer runs, steadier small cases
+#   bench/run.sh --filter REGEX  # only binaries whose name matches (e.g. tool, Pipeline)
+#   bench/run.sh --min-time S    # longer runs, steadier small cases (default 0.3)
 #
 # Cases of 10^6 statements run a fixed number of iterations set in the sources
 # (one repetition each); text_bench's parse and print set at least 3 s per size in
-# the source; everything else gets BENCH_MIN_TIME seconds (default 0.3).
+# the source; tool_bench runs cds-opt as a whole process five times per case;
+# everything else gets --min-time seconds. BENCH_FILTER, BENCH_MIN_TIME and
+# BENCH_JOBS (build jobs, default 2) in the environment set the same defaults.
+#
+# Exit codes: 0 the suite ran; 1 a build or a benchmark failed; 2 usage error.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+usage() { sed -n '2,/^[^#]/{s/^# \{0,1\}//p}' "$ROOT/bench/run.sh"; }
 BUILD="$ROOT/build/release"
 OUT="$ROOT/build/bench"
 MIN_TIME="${BENCH_MIN_TIME:-0.3}"
 FILTER="${BENCH_FILTER:-}"
 JOBS="${BENCH_JOBS:-2}"
+while (($#)); do
+  case "$1" in
+    --filter|--min-time)
+      (($# >= 2)) || { echo "run.sh: $1 needs a value (try --help)" >&2; exit 2; } ;;&
+    --filter) FILTER=$2; shift 2 ;;
+    --min-time) MIN_TIME=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+trap 'rc=$?; ((rc == 0)) || exit 1' EXIT
 
 cd "$ROOT"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
@@ -29,7 +45,10 @@ for src in bench/*_bench.cc; do
   if [[ -n "$FILTER" && ! "$name" =~ $FILTER ]]; then continue; fi
   BINARIES+=("$name")
 done
-ninja -C "$BUILD" -j"$JOBS" "${BINARIES[@]}" >/dev/null
+# tool_bench times the cds-opt of the same build.
+TOOLS=()
+for name in "${BINARIES[@]}"; do [[ "$name" != tool_bench ]] || TOOLS+=(cds-opt); done
+ninja -C "$BUILD" -j"$JOBS" "${BINARIES[@]}" "${TOOLS[@]}" >/dev/null
 
 mkdir -p "$OUT"
 start=$(date +%s)
@@ -133,9 +152,24 @@ summary["programs_per_s"] = {n: get(f"gen_bench:BM_GenerateProgram/{n}", "progra
                              for n in (10, 100, 1000)}
 summary["models_per_s"] = {n: get(f"gen_bench:BM_GenerateModel/{n}", "programs/s")
                            for n in (10, 100, 1000)}
+summary["cds_opt_parse_print_MB_per_s"] = get("tool_bench:BM_CdsOptParsePrint",
+                                              "bytes_per_second", 1 / MB)
+summary["cds_opt_parse_print_s"] = get("tool_bench:BM_CdsOptParsePrint", "real_time", 1e-3)
+summary["cds_opt_pipeline_s"] = get("tool_bench:BM_CdsOptPipeline", "real_time", 1e-3)
+summary["cds_opt_input_MB"] = get("tool_bench:BM_CdsOptParsePrint", "input_MB")
+summary["cds_opt_parse_print_MB_per_cpu_s"] = get("tool_bench:BM_CdsOptParsePrint", "MB_per_cpu_s")
+summary["cds_opt_parse_print_cpu_s"] = get("tool_bench:BM_CdsOptParsePrint", "cpu_s")
+summary["cds_opt_pipeline_cpu_s"] = get("tool_bench:BM_CdsOptPipeline", "cpu_s")
 
-with open(os.path.join(out, "summary.json"), "w") as f:
-    json.dump(summary, f, indent=2, sort_keys=False)
+def write(name, text):
+    # A temporary renamed over the file: an interrupted run leaves the old one whole.
+    path = os.path.join(out, name)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+write("summary.json", json.dumps(summary, indent=2, sort_keys=False))
 
 
 def fmt(v, digits=1):
@@ -175,6 +209,13 @@ for n in (10000, 100000, 1000000):
 for n in (10, 100, 1000):
     rows.append(f"| programs generated /s, {n} statements (model only) | "
                 f"{fmt(summary['programs_per_s'][n])} ({fmt(summary['models_per_s'][n])}) |")
+rows.append(f"| cds-opt whole process, {fmt(summary['cds_opt_input_MB'])} MB dispatch-loops program: "
+            f"parse + print MB/s, wall s (per CPU second, CPU s) | "
+            f"{fmt(summary['cds_opt_parse_print_MB_per_s'])}, {fmt(summary['cds_opt_parse_print_s'], 3)} "
+            f"({fmt(summary['cds_opt_parse_print_MB_per_cpu_s'])}, "
+            f"{fmt(summary['cds_opt_parse_print_cpu_s'], 3)}) |")
+rows.append(f"| cds-opt whole process, same program, --default-pipeline: wall s (CPU s) | "
+            f"{fmt(summary['cds_opt_pipeline_s'], 3)} ({fmt(summary['cds_opt_pipeline_cpu_s'], 3)}) |")
 parts_rows = ["", "Verifier parts, as a multiple of the pipeline's time:", "",
               "| part | " + " | ".join(label(n) for n in sizes) + " |",
               "|---|" + "---|" * len(sizes)]
@@ -182,7 +223,6 @@ for part in parts:
     parts_rows.append(f"| {part[3:]} | " + " | ".join(
         fmt(summary["verifier_parts_x_pass"][n][part[3:]], 2) for n in sizes) + " |")
 md = "\n".join(rows + parts_rows) + "\n"
-with open(os.path.join(out, "summary.md"), "w") as f:
-    f.write(md)
+write("summary.md", md)
 print(md)
 PY

@@ -156,10 +156,9 @@ void BM_ParseCorpusReal(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ParseCorpusReal)->Unit(benchmark::kMicrosecond)->UseRealTime();
-// Every size is averaged over at least 3 s of parsing or printing. With the default,
-// the 100 MB parse was a single 0.85 s sample (the 1 and 10 MB ones averaged 8 and 87),
-// and on this shared VM one sample moved by 10-30 % with the host: a short slowdown
-// decided the figure. A per-benchmark minimum also overrides --benchmark_min_time, so
+// Every size is averaged over at least 3 s of parsing or printing: otherwise the
+// 100 MB cases are a single sample, which a short slowdown of a shared machine
+// decides. A per-benchmark minimum also overrides --benchmark_min_time, so
 // bench/run.sh's short default does not bring the single sample back.
 void OverTextSizes(benchmark::internal::Benchmark* b) {
   b->Arg(1)->Arg(10)->Arg(100)->MinTime(3.0)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -12,10 +12,10 @@
 #include <time.h>
 
 #include "bench/programs.h"
+#include "driver/driver.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural_hash.h"
-#include "tools/driver/driver.h"
 #include "verifier/fast_equal.h"
 #include "verifier/verifier.h"
 

@@ -5,20 +5,34 @@
 #   ci/format-check.sh [BASE_REF]     default: origin/main if it exists, else HEAD~1
 #   ci/format-check.sh --fix [BASE]   rewrite the files in place instead
 #
-# Exits 1 if a changed file is not formatted; prints clang-format's diagnostics.
+# Exit codes: 0 every changed file is formatted; 1 some file is not (clang-format's
+# diagnostics are printed); 2 usage error (unknown flag or ref); 3 clang-format-14
+# is not installed.
 set -euo pipefail
+
+# The comment block above, as --help prints it.
+SELF=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
+usage() { sed -n '2,/^[^#]/{s/^# \{0,1\}//p}' "$SELF"; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 FIX=0
-if [[ ${1:-} == "--fix" ]]; then FIX=1; shift; fi
-if [[ ${1:-} == "-h" || ${1:-} == "--help" ]]; then sed -n '2,8p' "$0"; exit 0; fi
+BASE=""
+while (($#)); do
+  case "$1" in
+    --fix) FIX=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) echo "format-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    *)
+      [[ -z $BASE ]] || { echo "format-check: more than one BASE_REF (try --help)" >&2; exit 2; }
+      BASE=$1; shift ;;
+  esac
+done
 
 CLANG_FORMAT=${CLANG_FORMAT:-clang-format-14}
-command -v "$CLANG_FORMAT" >/dev/null || { echo "format-check: $CLANG_FORMAT not found" >&2; exit 2; }
+command -v "$CLANG_FORMAT" >/dev/null || { echo "format-check: $CLANG_FORMAT not found" >&2; exit 3; }
 
-BASE=${1:-}
 if [[ -z $BASE ]]; then
   if git rev-parse --verify -q origin/main >/dev/null; then BASE=origin/main; else BASE=HEAD~1; fi
 fi

@@ -11,14 +11,17 @@
 # workers per target (fork mode; default 1). --build-dir: use fuzz targets already
 # built there (fuzz/targets/<name>) instead of building the fuzz preset.
 # --inject-bug K: configure and build build/bug-hunt-fuzz-K with -DCDS_INJECT_BUG=K (to
-# prove that a campaign catches a known bug). Exit 0: no finding; 1: a finding;
-# 2: the campaign itself failed. Each finding is minimised and then triaged
-# (ci/triage.sh: reduced, named by signature, written with a header into
+# prove that a campaign catches a known bug). Each finding is minimised and then
+# triaged (ci/triage.sh: reduced, named by signature, written with a header into
 # corpus/regressions/, or into OUT/regressions/ for --build-dir/--inject-bug runs,
 # whose findings are not bugs of the real pass); --no-triage skips that.
+#
+# Exit codes: 0 no finding; 1 a finding; 2 usage error; 3 the campaign itself
+# failed (a build, a missing binary, the coverage step).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+usage() { sed -n '2,/^[^#]/{s/^# \{0,1\}//p}' "$ROOT/ci/fuzz.sh"; }
 cd "$ROOT"
 
 SECONDS_PER_TARGET=60
@@ -30,8 +33,13 @@ TRIAGE=1
 BUGGY_BUILD=0  # --build-dir / --inject-bug: findings belong to that build, not the real pass
 BUILD_DIR=""
 INJECT=""
+usage_error() { echo "fuzz.sh: $* (try --help)" >&2; exit 2; }
+number() { [[ "$2" =~ ^[0-9]+$ ]] || usage_error "$1 needs a number, got '$2'"; }
 while (($#)); do
   case "$1" in
+    --minutes|--seconds|--jobs|--targets|--out|--build-dir|--inject-bug)
+      (($# >= 2)) || usage_error "$1 needs a value" ;;&
+    --minutes|--seconds|--jobs|--inject-bug) number "$1" "$2" ;;&
     --minutes) SECONDS_PER_TARGET=$(($2 * 60)); shift 2 ;;
     --seconds) SECONDS_PER_TARGET=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
@@ -39,10 +47,12 @@ while (($#)); do
     --out) OUT=$2; shift 2 ;;
     --no-coverage) COVERAGE=0; shift ;;
     --no-triage) TRIAGE=0; shift ;;
-    --build-dir) BUILD_DIR=$(cd "$2" && pwd); BUGGY_BUILD=1; shift 2 ;;
+    --build-dir)
+      [[ -d "$2" ]] || usage_error "--build-dir '$2' is not a folder"
+      BUILD_DIR=$(cd "$2" && pwd); BUGGY_BUILD=1; shift 2 ;;
     --inject-bug) INJECT=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage_error "unknown argument '$1'" ;;
   esac
 done
 if [[ -z "$OUT" ]]; then
@@ -50,14 +60,18 @@ if [[ -z "$OUT" ]]; then
 fi
 
 log() { printf '[fuzz %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
-die() { echo "fuzz.sh: $*" >&2; exit 2; }
-
-"$ROOT/ci/install-deps.sh"
+die() { echo "fuzz.sh: $*" >&2; exit 3; }
 
 if [[ -z "$TARGETS" ]]; then
   TARGETS=$(cd "$ROOT/fuzz/targets" && ls fuzz_*.cc | sed 's/\.cc$//' | paste -sd, -)
 fi
 IFS=',' read -r -a TARGET_LIST <<<"$TARGETS"
+for t in "${TARGET_LIST[@]}"; do
+  [[ -f "$ROOT/fuzz/targets/$t.cc" && "$t" == fuzz_* ]] ||
+    usage_error "unknown fuzz target '$t' (known: $(cd "$ROOT/fuzz/targets" && ls fuzz_*.cc | sed 's/\.cc$//' | paste -sd' ' -))"
+done
+
+"$ROOT/ci/install-deps.sh" || die "installing the packages failed"
 
 # Only the fuzz binaries are needed: building the whole preset would also build
 # every tool under ASan for nothing.
@@ -65,13 +79,13 @@ if [[ -n "$INJECT" ]]; then
   BUGGY_BUILD=1
   BUILD_DIR="$ROOT/build/bug-hunt-fuzz-$INJECT"
   log "building the fuzz targets with injected bug $INJECT in $BUILD_DIR"
-  cmake --preset fuzz -B "$BUILD_DIR" -DCDS_INJECT_BUG="$INJECT" >/dev/null
-  cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${TARGET_LIST[@]}"
+  cmake --preset fuzz -B "$BUILD_DIR" -DCDS_INJECT_BUG="$INJECT" >/dev/null || die "configure failed"
+  cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${TARGET_LIST[@]}" || die "build failed"
 elif [[ -z "$BUILD_DIR" ]]; then
   BUILD_DIR="$ROOT/build/fuzz"
   log "building the fuzz preset (libFuzzer + ASan + UBSan): ${TARGET_LIST[*]}"
-  cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j"$(nproc)" --target "${TARGET_LIST[@]}"
+  cmake --preset fuzz >/dev/null || die "configure failed"
+  cmake --build --preset fuzz -j"$(nproc)" --target "${TARGET_LIST[@]}" || die "build failed"
 fi
 FUZZ_BIN="$BUILD_DIR/fuzz/targets"
 
@@ -176,7 +190,7 @@ done
 COVERAGE_SUMMARY=""
 if ((COVERAGE)); then
   log "coverage: building the coverage preset's replay drivers"
-  cmake --preset coverage >/dev/null
+  cmake --preset coverage >/dev/null || die "configuring the coverage preset failed"
   replays=()
   for t in "${TARGET_LIST[@]}"; do replays+=("${t}_replay"); done
   cmake --build --preset coverage -j"$(nproc)" --target "${replays[@]}" >"$OUT/coverage-build.log" 2>&1 ||
@@ -195,7 +209,8 @@ if ((COVERAGE)); then
     fi
     objects+=("-object=$rbin")
   done
-  llvm-profdata-14 merge -sparse "$prof"/*.profraw -o "$OUT/campaign.profdata"
+  llvm-profdata-14 merge -sparse "$prof"/*.profraw -o "$OUT/campaign.profdata" ||
+    die "merging the coverage profiles failed"
   first=${objects[0]#-object=}
   llvm-cov-14 report "$first" "${objects[@]:1}" -instr-profile="$OUT/campaign.profdata" \
     "$ROOT/ir" "$ROOT/pass" "$ROOT/verifier" >"$OUT/coverage.txt"
@@ -252,7 +267,8 @@ fi
       fi
     done <"$OUT/findings.txt"
   fi
-} >"$REPORT"
+} >"$REPORT.tmp-$$"
+mv -f "$REPORT.tmp-$$" "$REPORT"
 
 log "report: $REPORT"
 cat "$REPORT"

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh or warm machine: installs the missing Debian packages,
-# configures and builds a CMake preset, runs CTest. Exit code = CTest's (or the
-# first failing step's).
+# configures and builds a CMake preset, runs CTest.
 #
 #   ci/test.sh [--preset NAME] [--target T]... [-R REGEX] [-E REGEX] [-j N]
 #
@@ -14,7 +13,14 @@
 #
 # Environment: CDS_PROP_SCALE multiplies RapidCheck case counts (default 1);
 # CCACHE_DIR defaults to build/ccache inside the repository.
+#
+# Exit codes: 0 every test passed; 1 a test failed, or a step before the tests
+# (packages, configure, build) did; 2 usage error.
 set -euo pipefail
+
+# The comment block above, as --help prints it.
+SELF=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
+usage() { sed -n '2,/^[^#]/{s/^# \{0,1\}//p}' "$SELF"; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -25,14 +31,18 @@ CTEST_ARGS=()
 JOBS=$(nproc)
 while (($#)); do
   case "$1" in
+    --preset|--target|-R|-E|-j)
+      (($# >= 2)) || { echo "test.sh: $1 needs a value (try --help)" >&2; exit 2; } ;;&
     --preset) PRESET=$2; shift 2 ;;
     --target) TARGETS+=("$2"); shift 2 ;;
     -R|-E) CTEST_ARGS+=("$1" "$2"); shift 2 ;;
     -j) JOBS=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
     *) echo "test.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+# Whatever step fails (packages, configure, build), the run has failed: exit 1.
+trap 'rc=$?; ((rc == 0)) || exit 1' EXIT
 
 log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
@@ -65,4 +75,5 @@ set +e
 rc=$?
 set -e
 log "ctest exit code $rc"
-exit "$rc"
+((rc == 0)) || exit 1
+exit 0

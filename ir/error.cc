@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/diagnostics.h"
+
 namespace cds {
 
 namespace {
@@ -49,7 +51,8 @@ std::string ir::Span::ToString() const {
 }
 
 std::string ValueError::Format() const {
-  return fmt::format("{}: error: {}", span_.ToString(), message_);
+  return fmt::format("{}: error: {}", span_.ToString(),
+                     ir::EchoText(message_, ir::kMaxMessageColumns));
 }
 
 namespace detail {

@@ -139,13 +139,18 @@ class UnaryExpr final : public Expr {
   }
 };
 
-// A list/tuple literal: shapes `[256, 4]`, `deps=[t]`, `init_values=(a,)`.
+// A list or tuple literal: shapes `[256, 4]`, `deps=[t]`, a tuple value `(a, b)`,
+// `(a,)`, `()`. Both read as one IR in PyPTO; `parenthesized` records which one the
+// text wrote, so that it prints back as written.
 class MakeTuple final : public Expr {
  public:
-  explicit MakeTuple(NodeList<ExprPtr> e);
+  explicit MakeTuple(NodeList<ExprPtr> e, bool parenthesized = false);
   NodeList<ExprPtr> elements;
+  bool parenthesized;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("elements", &MakeTuple::elements), UsualField("type", &MakeTuple::type));
+    return std::make_tuple(UsualField("elements", &MakeTuple::elements),
+                           UsualField("parenthesized", &MakeTuple::parenthesized),
+                           UsualField("type", &MakeTuple::type));
   }
 };
 

@@ -1,9 +1,11 @@
 #include "ir/lexer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "ir/diagnostics.h"
 #include "ir/error.h"
 
 namespace cds::ir {
@@ -80,9 +82,50 @@ std::string_view TokName(Tok t) {
   return "?";
 }
 
-Lexer::Lexer(std::string_view source, FileId file, int line_offset,
-             LexerLimits limits)
-    : src_(source), file_(file), limits_(limits), line_(1 + line_offset) {}
+namespace {
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+}  // namespace
+
+Lexer::Lexer(std::string_view source, FileId file, int line_offset, LexerLimits limits)
+    : src_(source), file_(file), limits_(limits), line_(1 + line_offset) {
+  // A byte-order mark at the start is skipped, as Python skips it.
+  if (src_.substr(0, kByteOrderMark.size()) == kByteOrderMark) {
+    pos_ = line_start_ = kByteOrderMark.size();
+  }
+  RejectCrLineEndings();
+}
+
+// Python reads a carriage return alone as a line break; the harness only knows LF
+// and CRLF, and without this check a file with CR line endings would be read as
+// one long line (or one long comment).
+void Lexer::RejectCrLineEndings() const {
+  for (size_t p = src_.find('\r'); p != std::string_view::npos; p = src_.find('\r', p + 2)) {
+    if (p + 1 < src_.size() && src_[p + 1] == '\n') continue;
+    const size_t nl = src_.rfind('\n', p);
+    const size_t line_begin = nl == std::string_view::npos ? 0 : nl + 1;
+    const auto line =
+        static_cast<int32_t>(std::count(src_.begin(), src_.begin() + line_begin, '\n'));
+    throw ValueError(
+        "CR line endings (a carriage return without a line feed) are not supported; use LF or CRLF",
+        Span{file_, line_ + line, static_cast<int32_t>(p - line_begin) + 1});
+  }
+}
+
+// Non-ASCII text is allowed in comments and strings, as long as it is UTF-8.
+void Lexer::CheckUtf8(size_t begin, size_t end, std::string_view where) const {
+  for (size_t p = begin; p < end;) {
+    if (static_cast<unsigned char>(src_[p]) < 0x80) {
+      ++p;
+      continue;
+    }
+    const size_t n = Utf8CharLength(src_, p);
+    if (n == 0) {
+      Fail(p, fmt::format("invalid UTF-8 byte 0x{:02X} in {}", static_cast<unsigned char>(src_[p]),
+                          where));
+    }
+    p += n;
+  }
+}
 
 void Lexer::Fail(size_t at, const std::string& msg) const {
   throw ValueError(msg, Span{file_, line_, ColOf(at)});
@@ -165,8 +208,10 @@ bool Lexer::LexIndentation(Token& out) {
     }
     if (data[p] == '\n' || data[p] == '#') {
       // Blank or comment-only line: no indentation meaning.
+      const size_t comment = p;
       const void* nl = std::memchr(data + p, '\n', size - p);
       p = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
+      CheckUtf8(comment, p, "a comment");
       if (p < size) {
         ++p;
         ++line_;
@@ -249,10 +294,9 @@ bool Lexer::LexIndentation(Token& out) {
 }
 
 // Most tokens are LexCommon's, after blanks inside a line: Lex is that and nothing
-// else, small so that its register saves stay cheap (the whole lexer in one
-// function saved six registers per token). Everything else (line starts and
-// indentation, newlines, comments, the other operators, errors, the end) is
-// LexRest, which starts over from pos_.
+// else, kept small so that the common path saves few registers. Everything else
+// (line starts and indentation, newlines, comments, the other operators, errors,
+// the end) is LexRest, which starts over from pos_.
 void Lexer::Lex(Token& out) {
   if (!at_line_start_ && pending_dedents_ == 0) [[likely]] {
     const char* data = src_.data();
@@ -300,7 +344,9 @@ void Lexer::LexRest(Token& out) {
     if (LexCommon(out, b)) return;
     if (c == '#') {
       const void* nl = std::memchr(data + pos_, '\n', size - pos_);
-      pos_ = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
+      const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
+      CheckUtf8(pos_, end, "a comment");
+      pos_ = end;
       continue;
     }
     if (c == '\\' && pos_ + 1 < size && (data[pos_ + 1] == '\n' || data[pos_ + 1] == '\r')) {
@@ -374,11 +420,18 @@ void Lexer::BadChar(size_t b) const {
   char c = src_[b];
   auto uc = static_cast<unsigned char>(c);
   if (uc >= 0x80) {
-    Fail(b, fmt::format(
-                "unexpected byte 0x{:02X} (non-ASCII text is only allowed in strings and comments)",
-                uc));
+    if (src_.substr(b, kByteOrderMark.size()) == kByteOrderMark) {
+      Fail(b, "UTF-8 byte-order mark (U+FEFF): only allowed as the first bytes of the file");
+    }
+    const size_t n = Utf8CharLength(src_, b);
+    if (n == 0) Fail(b, fmt::format("invalid UTF-8 byte 0x{:02X}", uc));
+    Fail(b, fmt::format("non-ASCII character '{}': only allowed in strings and comments",
+                        Echo(src_.substr(b, n))));
   }
   if (uc < 0x20 || uc == 0x7f) Fail(b, fmt::format("unexpected control character 0x{:02X}", uc));
+  if (c == '&' || c == '|' || c == '^' || c == '~') {
+    Fail(b, fmt::format("the bitwise operator '{}' is not supported", c));
+  }
   Fail(b, fmt::format("unexpected character '{}'", c));
 }
 
@@ -426,7 +479,7 @@ void Lexer::LexNumber(Token& out, size_t b) {
     }
   }
   if (pos_ < src_.size() && IsIdentStart(src_[pos_])) {
-    Fail(pos_, fmt::format("invalid number literal '{}'", src_.substr(b, pos_ + 1 - b)));
+    Fail(pos_, fmt::format("invalid number literal '{}'", Echo(src_.substr(b, pos_ + 1 - b))));
   }
   Set(out, is_float ? Tok::kFloat : Tok::kInt, b, pos_);
 }
@@ -443,6 +496,15 @@ void Lexer::LexString(Token& out, size_t b) {
                        Span{file_, start_line, start_col});
     }
     char c = src_[pos_];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const size_t n = Utf8CharLength(src_, pos_);
+      if (n == 0) {
+        Fail(pos_,
+             fmt::format("invalid UTF-8 byte 0x{:02X} in a string", static_cast<unsigned char>(c)));
+      }
+      pos_ += n;
+      continue;
+    }
     if (c == '\\') {
       if (pos_ + 1 < src_.size() && src_[pos_ + 1] == '\n') {
         ++line_;

@@ -106,8 +106,8 @@ class Lexer {
     Lex(buf_[(head_ + count_) & (kLookahead - 1)]);
     ++count_;
   }
-  // Writes the next token in place: returning a Token by value cost a
-  // store-forwarding stall per token when the caller copied it into the buffer.
+  // Writes the next token in place, into the lookahead buffer (a Token returned
+  // by value and copied there stalls on store forwarding).
   void Lex(Token& out);
   bool LexCommon(Token& out, size_t p);
   void LexRest(Token& out);
@@ -119,6 +119,9 @@ class Lexer {
   }
   [[noreturn]] void Fail(size_t at, const std::string& msg) const;
   [[noreturn]] void BadChar(size_t at) const;
+  void RejectCrLineEndings() const;
+  // Rejects bytes of [begin, end) that are not UTF-8 (`where`: "a comment").
+  void CheckUtf8(size_t begin, size_t end, std::string_view where) const;
   int32_t ColOf(size_t at) const { return static_cast<int32_t>(at - line_start_) + 1; }
   bool LexIndentation(Token& out);  // true when it produced a token
   void LexString(Token& out, size_t begin);

@@ -93,7 +93,7 @@ inline bool IsVarLikeKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeK
 // protected so that deleting a node through a Node* does not compile.
 //
 // The node header is 16 bytes: the position (line, column and the file's id),
-// the kind, the allocation flag and the reference count (node_ref.h says why the
+// the kind and the reference count (node_ref.h says why the
 // count lives here). A Span holds the same three numbers; nodes keep them
 // unpacked instead of a Span member so that the file id and the kind share one
 // word. Every node carries one, and a parsed program is mostly small nodes: the
@@ -112,12 +112,10 @@ class Node {
   }
 
  protected:
-  explicit Node(NodeKind kind) : kind_(kind), in_arena_(false), file_(0) {}
+  explicit Node(NodeKind kind) : kind_(kind), file_(0) {}
   ~Node() = default;
-  // A copy is a new node: its count starts at zero and MakeNode records where
-  // it lives.
-  Node(const Node& o)
-      : line_(o.line_), column_(o.column_), kind_(o.kind_), in_arena_(false), file_(o.file_) {}
+  // A copy is a new node: its count starts at zero.
+  Node(const Node& o) : line_(o.line_), column_(o.column_), kind_(o.kind_), file_(o.file_) {}
   Node& operator=(const Node& o) {
     line_ = o.line_;
     column_ = o.column_;
@@ -131,7 +129,6 @@ class Node {
   int32_t line_ = 0;
   int32_t column_ = 0;
   NodeKind kind_ : 8;
-  uint32_t in_arena_ : 1;
   uint32_t file_ : 23;
   mutable std::atomic<uint32_t> refs_{0};
 };
@@ -140,8 +137,6 @@ using NodePtr = NodeRef<const Node>;
 
 struct NodeAccess {
   static std::atomic<uint32_t>& Refs(const Node* n) { return n->refs_; }
-  static bool InArena(const Node* n) { return n->in_arena_; }
-  static void SetInArena(Node* n) { n->in_arena_ = true; }
 };
 
 inline void RetainNode(const Node* node) noexcept {
@@ -164,21 +159,19 @@ template <typename T, typename... Args>
 NodeRef<T> MakeNode(Args&&... args) {
   using U = std::remove_cv_t<T>;
   static_assert(std::is_base_of_v<Node, U>, "MakeNode makes IR nodes");
-  static_assert(alignof(U) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "node alignment too large");
-  bool in_arena;
-  void* mem = node_arena::AllocateBlock(sizeof(U), alignof(U), in_arena);
+  static_assert(alignof(U) <= node_arena::kMaxAlign, "node alignment too large");
+  void* mem = node_arena::Allocate(sizeof(U), alignof(U));
   U* node;
   try {
     node = new (mem) U(std::forward<Args>(args)...);
   } catch (...) {
-    node_arena::ReleaseBlock(mem, sizeof(U), in_arena);
+    node_arena::Release(mem, sizeof(U));
     throw;
   }
   // NodeRef relies on the Node being at the object's address (node_ref.h,
   // AsNode). Node classes are not standard-layout, so this cannot be a
   // static_assert; the offset is a constant and the check folds away.
   if (static_cast<void*>(static_cast<Node*>(node)) != mem) __builtin_trap();
-  if (in_arena) NodeAccess::SetInArena(node);
   return NodeRef<T>(node);
 }
 

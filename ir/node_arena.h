@@ -1,33 +1,29 @@
 #pragma once
 
-// Memory for IR nodes: MakeNode<T>(args...) places a node in per-thread
-// chunks (docs/ir.md, "Node memory").
+// Memory for IR nodes and their lists: MakeNode<T>(args...) places a node in the
+// calling thread's current chunk (docs/ir.md, "Node memory").
 //
 // Why: a pass over a program of 10^6 statements is bound by the loads of its
-// nodes. From malloc, consecutive nodes land wherever the free lists had room,
-// so a walk in program order touches scattered lines and pages, and malloc's
-// bookkeeping (splitting, coalescing, consolidation on large requests) was a
-// quarter of the pipeline's profile. Bumping nodes one after the other places
-// them in creation order, which is the order every walk visits them in.
+// nodes. From malloc, consecutive nodes land wherever the free lists had room, so
+// a walk in program order touches scattered lines and pages, and malloc's own
+// bookkeeping shows up in the profile. Bumping nodes one after the other places
+// them in creation order, which is the order walks visit them in.
 //
-// How: a chunk is kChunkBytes, aligned to its size, with a header that counts
-// its live nodes; deallocation finds the header by masking the address, so the
-// allocator is stateless and a node needs no pointer back to it.
-// Nodes may die on any thread, so the count is atomic; the owning thread does
-// not touch it per node but holds a large bias until it moves on to another
-// chunk (or exits), then replaces the bias by the number of nodes it placed.
-// Memory is never reused before the whole chunk is dead; dead chunks go to a
-// small global cache, then back to the OS.
+// How: a chunk is kChunkBytes, aligned to its size, with a header that counts its
+// live nodes; freeing a node finds the header by masking the address, so a node
+// needs no pointer back to its chunk. Nodes may die on any thread, so the count is
+// atomic; the owning thread does not touch it per node but holds a large bias
+// until it moves on to another chunk (or exits), then replaces the bias by the
+// number of nodes it placed. A chunk is reused only once all its nodes are dead:
+// dead chunks go to a small global cache, then back to the OS.
 //
 // Under AddressSanitizer each node's bytes are poisoned when it dies, so a use
-// after free is still reported (as "use-after-poison"), and the chunks come
-// from the sanitizer's heap so that LeakSanitizer sees what nodes point to.
+// after free is still reported ("use-after-poison"), and the chunks come from the
+// sanitizer's heap so that LeakSanitizer sees what nodes point to.
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <type_traits>
 #include <utility>
 
 #include "ir/node_ref.h"
@@ -49,8 +45,7 @@ namespace cds::ir {
 namespace node_arena {
 
 // 2 MiB: large enough that taking a chunk is rare next to bumping (a chunk holds
-// thousands of nodes), small enough that a few long-lived nodes pin little
-// memory (and only the pages they touched).
+// thousands of nodes), small enough that a few long-lived nodes pin little memory.
 inline constexpr size_t kChunkBytes = size_t{2} << 20;
 // Objects above this get a mapping of their own instead of ending a chunk early.
 inline constexpr size_t kLargeObjectBytes = kChunkBytes / 8;
@@ -58,13 +53,13 @@ inline constexpr size_t kLargeObjectBytes = kChunkBytes / 8;
 inline constexpr size_t kMaxAlign = 4096;
 
 struct alignas(64) ChunkHeader {
-  // Live nodes, plus kOwnerBias while a thread still places nodes here.
+  // Live nodes, plus a bias while a thread still places nodes here.
   std::atomic<int64_t> live;
   size_t mapped_bytes;  // kChunkBytes, or more for a large object's own mapping
 };
 
-// Where the next node goes: the thread's own stream, or a NodeStream's while
-// its Make runs.
+// Where the next node goes: the thread's own stream, or a NodeStream's while its
+// Make runs.
 struct Cursor {
   uintptr_t next = 0;
   uintptr_t end = 0;
@@ -79,6 +74,7 @@ void* AllocateSlow(size_t bytes, size_t align);
 void Retire(Cursor& cursor) noexcept;
 void FreeChunk(ChunkHeader* chunk) noexcept;
 
+// Memory for one node or one node list, from the thread's current chunk.
 inline void* Allocate(size_t bytes, size_t align) {
   Cursor& c = tls_cursor;
   uintptr_t p = (c.next + (align - 1)) & ~static_cast<uintptr_t>(align - 1);
@@ -104,55 +100,24 @@ inline void Release(void* p, size_t bytes) noexcept {
   if (chunk->live.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeChunk(chunk);
 }
 
-// False when the environment says CDS_NODE_ARENA=off: MakeNode is then plain
-// operator new (one heap block per node), for A/B measurements in one binary and
-// for heap tools that want to see every node. Nodes made before the variable is
-// read (static initialisers) come from the heap too; both kinds mix freely, since
-// each node records where it came from.
-extern const bool enabled;
-
-// Memory for one node or one node list: from the thread's current chunk, or from
-// the heap when the arena is off. `in_arena` records which, for ReleaseBlock.
-// The heap path has operator new's alignment; MakeNode and NodeList check that
-// their types need no more.
-inline void* AllocateBlock(size_t bytes, size_t align, bool& in_arena) {
-  in_arena = enabled;
-  return in_arena ? Allocate(bytes, align) : ::operator new(bytes);
-}
-inline void ReleaseBlock(void* p, size_t bytes, bool in_arena) noexcept {
-  if (in_arena)
-    Release(p, bytes);
-  else
-    ::operator delete(p);
-}
-
-// Asks the kernel to fault in the whole pages of [begin, begin + bytes) now, in one
-// call, for memory about to be written front to back: a fresh mapping costs a trap
-// per 4 KiB page otherwise, which was a quarter of a 100 MB parse's time
-// (docs/ir.md, "Node memory"). The arena does this for its chunks once a process
-// has mapped 32 MiB of them (from then on a helper thread prepares the next
-// chunks, so the parsing thread does not wait for the kernel: CDS_PREFAULT=off
-// turns the helper off); the printer for its output buffer. A hint only: a
-// no-op under ASan, on kernels before 5.14, and with CDS_POPULATE=off in the
-// environment (A/B measurements).
+// Faults in the whole pages of [begin, begin + bytes) now, in one call, for memory
+// about to be written front to back: a fresh mapping costs a trap per 4 KiB page
+// otherwise. The arena does this for its chunks once a process has mapped 32 MiB of
+// them, the printer for its output buffer. A hint: what the memory holds stays; a
+// no-op under ASan and on kernels before 5.14.
 void PopulateForWrite(void* begin, size_t bytes) noexcept;
-// The same for memory the caller writes a little later (the printer's output a
-// few MiB ahead of its writer): handed to the arena's helper thread when one runs,
-// so the caller does not wait for the kernel; done here otherwise.
-void PopulateAhead(void* begin, size_t bytes) noexcept;
 
-// For tests and diagnostics.
+// For tests.
 struct Stats {
   int64_t chunks_in_use;  // taken by a thread or holding live nodes (large objects included)
   int64_t chunks_cached;  // dead, kept for reuse
-  int64_t chunks_prefaulted;  // mapped and faulted in ahead of need, not taken yet
 };
 Stats GetStats();
 
 }  // namespace node_arena
 
-// Makes a node of class T (const or not) in the thread's current chunk, or on
-// the heap when the arena is off. Defined in node.h, after Node.
+// Makes a node of class T (const or not) in the thread's current chunk. Defined in
+// node.h, after Node.
 template <typename T, typename... Args>
 NodeRef<T> MakeNode(Args&&... args);
 

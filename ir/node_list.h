@@ -167,12 +167,11 @@ class NodeList {
     Build(n, [&first](size_t) -> decltype(auto) { return *first++; });
   }
 
-  // The element count and where the block came from sit just before the first
-  // element, so that a list is one pointer (null when empty): most calls have
-  // no kwargs and no attrs, and the parsed program is mostly small nodes.
+  // The element count sits just before the first element, so that a list is one
+  // pointer (null when empty): most calls have no kwargs and no attrs, and the
+  // parsed program is mostly small nodes.
   struct alignas(8) Header {
     uint32_t size;
-    uint32_t in_arena;
   };
   static_assert(alignof(T) <= alignof(Header) && sizeof(Header) % alignof(T) == 0,
                 "elements must start right after the header");
@@ -187,16 +186,15 @@ class NodeList {
     if (n == 0) return;
     if (n > UINT32_MAX) throw std::length_error("NodeList: more than 2^32 - 1 elements");
     const size_t bytes = sizeof(Header) + n * sizeof(T);
-    bool in_arena = false;
-    void* mem = node_arena::AllocateBlock(bytes, alignof(Header), in_arena);
-    auto* header = new (mem) Header{static_cast<uint32_t>(n), in_arena ? 1u : 0u};
+    void* mem = node_arena::Allocate(bytes, alignof(Header));
+    auto* header = new (mem) Header{static_cast<uint32_t>(n)};
     T* out = reinterpret_cast<T*>(header + 1);
     size_t built = 0;
     try {
       for (; built < n; ++built) new (out + built) T(make(built));
     } catch (...) {
       std::destroy_n(out, built);
-      node_arena::ReleaseBlock(mem, bytes, in_arena);
+      node_arena::Release(mem, bytes);
       throw;
     }
     data_ = out;
@@ -206,9 +204,8 @@ class NodeList {
     if (!data_) return;
     Header* header = HeaderOf(data_);
     const size_t n = header->size;
-    const bool in_arena = header->in_arena != 0;
     std::destroy_n(data_, n);
-    node_arena::ReleaseBlock(header, sizeof(Header) + n * sizeof(T), in_arena);
+    node_arena::Release(header, sizeof(Header) + n * sizeof(T));
     data_ = nullptr;
   }
 

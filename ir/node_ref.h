@@ -6,8 +6,8 @@
 // and the control block adds 16 bytes to every node. IR nodes hold most of
 // their fields as pointers to other nodes, so both costs multiply: a program of
 // 10^6 statements is bound by the memory its walks load. Nodes carry their own
-// count instead (in padding the base class had anyway), so a NodeRef is one word
-// and a node has no header.
+// count in the node header instead, so a NodeRef is one word and there is no
+// control block.
 //
 // The interface is the subset of shared_ptr the project uses, so that code reads
 // the same; casts go through PtrCast<T>(ref) (ir::As in dispatch.h checks

@@ -18,7 +18,6 @@ std::string_view NodeKindName(NodeKind kind) {
 }
 
 void DestroyNode(const Node* node) noexcept {
-  const bool in_arena = NodeAccess::InArena(node);
   size_t bytes = 0;
   switch (node->kind()) {
 #define CDS_DESTROY_ENTRY(N)            \
@@ -29,7 +28,7 @@ void DestroyNode(const Node* node) noexcept {
     CDS_ALL_NODES(CDS_DESTROY_ENTRY)
 #undef CDS_DESTROY_ENTRY
   }
-  node_arena::ReleaseBlock(const_cast<Node*>(node), bytes, in_arena);
+  node_arena::Release(const_cast<Node*>(node), bytes);
 }
 
 NodeRef<const PtrType> PtrType::Get() {
@@ -71,8 +70,8 @@ static TypePtr TupleTypeOf(std::span<const ExprPtr> elements) {
   }));
 }
 
-MakeTuple::MakeTuple(NodeList<ExprPtr> e)
-    : Expr(NodeKind::kMakeTuple, TupleTypeOf(e)), elements(std::move(e)) {}
+MakeTuple::MakeTuple(NodeList<ExprPtr> e, bool paren)
+    : Expr(NodeKind::kMakeTuple, TupleTypeOf(e)), elements(std::move(e)), parenthesized(paren) {}
 
 Slice::Slice(ExprPtr a, ExprPtr b, ExprPtr c)
     : Expr(NodeKind::kSlice, UnknownType::Get()), start(std::move(a)), stop(std::move(b)), step(std::move(c)) {}

@@ -20,14 +20,38 @@ const DistributedTensorType* AsDist(const ExprPtr& e) {
 
 bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == NodeKind::kUnknownType; }
 
-// Host collectives take window views; an argument of unknown type (the result of
-// an opaque call in a whole program) is let through, the pass judges it.
-void RequireWindow(std::string_view op, const char* role, const ExprPtr& e, const Span& span, bool signal) {
+// The kinds of value a collective's argument may be, as PyPTO's type deduction
+// states them (the same wherever the call stands: host orchestrator, chip
+// orchestrator or kernel). An argument of unknown type (the result of an opaque
+// call in a whole program) is let through.
+enum class Accepts {
+  kWindow,       // a pld.DistributedTensor (a window view, or a parameter of that type)
+  kInt32Window,  // the same, with INT32 elements (signals, receive counts)
+  kTensor,       // a pl.Tensor or a pld.DistributedTensor (a local input)
+  kInt32Tensor,  // the same, with INT32 elements (send counts)
+};
+
+void RequireArg(std::string_view op, const char* role, const ExprPtr& e, const Span& span,
+                Accepts accepts) {
   if (IsUnknown(e)) return;
-  const DistributedTensorType* t = AsDist(e);
-  if (!t) throw ValueError(fmt::format("{}: {} must be a pld.DistributedTensor window view", op, role), span);
-  if (signal && t->dtype != DataType::kInt32) {
-    throw ValueError(fmt::format("{}: {} must be an INT32 window view, got {}", op, role, DataTypeName(t->dtype)),
+  const NodeKind k = e->type->kind();
+  const bool local_ok = accepts == Accepts::kTensor || accepts == Accepts::kInt32Tensor;
+  DataType dtype;
+  if (k == NodeKind::kDistributedTensorType) {
+    dtype = static_cast<const DistributedTensorType&>(*e->type).dtype;
+  } else if (local_ok && k == NodeKind::kTensorType) {
+    dtype = static_cast<const TensorType&>(*e->type).dtype;
+  } else {
+    throw ValueError(fmt::format("{}: {} must be {}", op, role,
+                                 local_ok ? "a pl.Tensor or a pld.DistributedTensor"
+                                          : "a pld.DistributedTensor window view"),
+                     span);
+  }
+  const bool int32 = accepts == Accepts::kInt32Window || accepts == Accepts::kInt32Tensor;
+  if (int32 && dtype != DataType::kInt32) {
+    throw ValueError(fmt::format("{}: {} must be an INT32 {}, got {}", op, role,
+                                 local_ok ? "pl.Tensor or pld.DistributedTensor" : "window view",
+                                 DataTypeName(dtype)),
                      span);
   }
 }
@@ -58,13 +82,6 @@ void RequireEnumKwarg(std::string_view op, std::span<const Kwarg> kwargs, const 
   if (v && !std::holds_alternative<EnumAttr>(*v)) {
     throw ValueError(fmt::format("{}: {}= must be an enum value such as pld.ReduceOp.Sum", op, name), span);
   }
-}
-
-// The source of an allgather may be a local tensor (PyPTO's chip orchestrators
-// gather a pl.Tensor into a window); the target and signal must be windows.
-void RequireSource(std::string_view op, const ExprPtr& e, const Span& span) {
-  if (e && e->type && e->type->kind() == NodeKind::kTensorType) return;
-  RequireWindow(op, "input", e, span, false);
 }
 
 TypePtr TypeOfArg(const Args& a, size_t i) { return a[i]->type; }
@@ -114,8 +131,8 @@ OpRegistry::OpRegistry() {
   add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num", "mode"}, {},
        [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kAllReduce);
-         RequireWindow(op, "data", a[0], span, false);
-         if (a.size() == 2) RequireWindow(op, "signal", a[1], span, true);
+         RequireArg(op, "data", a[0], span, Accepts::kWindow);
+         if (a.size() == 2) RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
          RequireEnumKwarg(op, kw, "op", span);
          const AttrValue* cn = FindKwarg(kw, "core_num");
          if (cn && !std::holds_alternative<int64_t>(*cn)) {
@@ -123,53 +140,65 @@ OpRegistry::OpRegistry() {
          }
          return TypeOfArg(a, 0);
        }});
-  add({std::string(ops::kBroadcast), 2, 2, {"root"}, {},
-       [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
+  add({std::string(ops::kBroadcast),
+       2,
+       2,
+       {"root"},
+       {"root"},
+       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kBroadcast);
-         RequireWindow(op, "data", a[0], span, false);
-         RequireWindow(op, "signal", a[1], span, true);
+         RequireArg(op, "data", a[0], span, Accepts::kWindow);
+         RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
+         const AttrValue* root = FindKwarg(kw, "root");
+         if (!std::holds_alternative<int64_t>(*root) || std::get<int64_t>(*root) < 0) {
+           throw ValueError(fmt::format("{}: root= must be a non-negative integer", op), span);
+         }
          return TypeOfArg(a, 0);
        }});
   add({std::string(ops::kReduceScatter), 2, 2, {"op"}, {},
        [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
          const std::string_view op(ops::kReduceScatter);
-         RequireWindow(op, "data", a[0], span, false);
-         RequireWindow(op, "signal", a[1], span, true);
+         RequireArg(op, "data", a[0], span, Accepts::kWindow);
+         RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
          RequireEnumKwarg(op, kw, "op", span);
          if (const auto* t = AsDist(a[0]); t && t->shape.size() != 2) {
            throw ValueError(fmt::format("{}: data must be a 2-D window view", op), span);
          }
          return TypeOfArg(a, 0);
        }});
-  add({std::string(ops::kBarrier), 1, 1, {}, {},
+  // The signal comes back, so that `signal = pld.tensor.barrier(signal)` rebinds it.
+  add({std::string(ops::kBarrier),
+       1,
+       1,
+       {},
+       {},
        [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
-         RequireWindow(ops::kBarrier, "signal", a[0], span, true);
-         return UnknownType::Get();
+         RequireArg(ops::kBarrier, "signal", a[0], span, Accepts::kInt32Window);
+         return TypeOfArg(a, 0);
        }});
-  // defer=True (allgather) completes the gather later, in a deps= successor task.
+  // The input is this rank's local data: a pl.Tensor in a kernel, a staging window
+  // on the host. defer=True (allgather) completes the gather later, in a deps=
+  // successor task.
   for (std::string_view name : {ops::kAllGather, ops::kAllToAll}) {
     std::vector<std::string> kwargs;
     if (name == ops::kAllGather) kwargs.push_back("defer");
     add({std::string(name), 3, 3, kwargs, {},
          [name](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
            const std::string_view op(name);
-           if (name == ops::kAllGather) {
-             RequireSource(op, a[0], span);
-           } else {
-             RequireWindow(op, "input", a[0], span, false);
-           }
-           RequireWindow(op, "target", a[1], span, false);
-           RequireWindow(op, "signal", a[2], span, true);
+           RequireArg(op, "input", a[0], span, Accepts::kTensor);
+           RequireArg(op, "target", a[1], span, Accepts::kWindow);
+           RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
            return TypeOfArg(a, 1);
          }});
   }
   add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {},
        [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
          const std::string_view op(ops::kAllToAllV);
-         RequireWindow(op, "input", a[0], span, false);
-         RequireWindow(op, "target", a[1], span, false);
-         RequireWindow(op, "signal", a[2], span, true);
-         RequireWindow(op, "recv_counts", a[4], span, false);
+         RequireArg(op, "input", a[0], span, Accepts::kTensor);
+         RequireArg(op, "target", a[1], span, Accepts::kWindow);
+         RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
+         RequireArg(op, "send_counts", a[3], span, Accepts::kInt32Tensor);
+         RequireArg(op, "recv_counts", a[4], span, Accepts::kInt32Window);
          return TypeOfArg(a, 1);
        }});
   add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"},

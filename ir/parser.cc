@@ -8,16 +8,16 @@
 #include <limits>
 #include <optional>
 #include <span>
-#include <unordered_map>
-#include <unordered_set>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
 #include "ir/builder.h"
+#include "ir/diagnostics.h"
 #include "ir/error.h"
 #include "ir/lexer.h"
 #include "ir/op_registry.h"
-#include "ir/parse_arena.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 
@@ -25,108 +25,18 @@ namespace cds::ir {
 
 namespace {
 
-struct StringHash {
+// Maps from owned names, looked up by views (Debian's absl has its own
+// string_view, so the transparent hash and equality are spelled out).
+struct NameHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  size_t operator()(std::string_view s) const { return absl::Hash<std::string_view>{}(s); }
+};
+struct NameEq {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
 };
 template <typename V>
-using NameMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
-
-// An open-addressing map from names that outlive it (views into the source
-// text) to small values: one slot array instead of a node allocation per name,
-// which matters for the per-function variable scopes and the program-wide
-// alloc names.
-// Each slot keeps 32 bits of its key's hash: a probe compares hashes and reads
-// the key's bytes only on a match (with tens of thousands of functions, reading
-// each probed key was a cache miss per probe). A slot is the key's pointer and
-// length, the hash and the value (nothing for a set): 16 bytes for the alloc
-// names, whose table spans the whole program (at 100 MB of text it was 16 MiB
-// of 32-byte slots, all faulted in fresh, half of them at the last doubling).
-template <typename V>
-class ViewMap {
- public:
-  V* Find(std::string_view key) {
-    if (slots_.empty()) return nullptr;
-    const uint32_t h = Hash(key);
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (!s.key) return nullptr;
-      if (s.hash == h && s.Key() == key) return &s.value;
-    }
-  }
-  // Inserts or overwrites.
-  void Set(std::string_view key, V value) { SetHashed(key, Hash(key), std::move(value)); }
-  // Starts loading the slot where `key`'s probe begins, for a table too large for
-  // the caches; returns the hash for InsertNew.
-  uint32_t Prefetch(std::string_view key) const {
-    const uint32_t h = Hash(key);
-    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_], 1);
-    return h;
-  }
-  // Inserts `key` unless it is there; false if it was. One probe for both.
-  bool InsertNew(std::string_view key, uint32_t h, V value) {
-    const size_t before = size_;
-    SetHashed(key, h, std::move(value));
-    return size_ != before;
-  }
-  // Empties the map, keeping a small slot array for the next user.
-  void Clear() {
-    if (slots_.size() > kKeepSlots) {
-      slots_ = {};
-      mask_ = 0;
-    } else {
-      for (Slot& s : slots_) s = Slot{};
-    }
-    size_ = 0;
-  }
-
- private:
-  struct Slot {
-    const char* key = nullptr;  // null: free
-    uint32_t length = 0;
-    uint32_t hash = 0;
-    [[no_unique_address]] V value{};
-    std::string_view Key() const { return {key, length}; }
-  };
-  static constexpr size_t kKeepSlots = 1024;
-  static uint32_t Hash(std::string_view s) {
-    return static_cast<uint32_t>(std::hash<std::string_view>{}(s));
-  }
-  void SetHashed(std::string_view key, uint32_t h, V value) {
-    // A free slot at least a quarter of the time: linear probes stay short.
-    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (!s.key) {
-        s.key = key.data() ? key.data() : "";  // a view of nothing still marks the slot used
-        s.length = static_cast<uint32_t>(key.size());  // one name token: fits 32 bits
-        s.hash = h;
-        s.value = std::move(value);
-        ++size_;
-        return;
-      }
-      if (s.hash == h && s.Key() == key) {
-        s.value = std::move(value);
-        return;
-      }
-    }
-  }
-  void Grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot{});
-    mask_ = slots_.size() - 1;
-    size_ = 0;
-    for (auto& s : old) {
-      if (s.key) SetHashed(s.Key(), s.hash, std::move(s.value));
-    }
-  }
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
-};
-
-// The value of a ViewMap used as a set.
-struct Present {};
+using NameMap = absl::flat_hash_map<std::string, V, NameHash, NameEq>;
 
 // Python's keywords. Asked for nearly every name token, so it dispatches on the
 // length and first letter instead of scanning the word list.
@@ -247,33 +157,6 @@ struct FuncSig {
   FunctionPtr result;
 };
 
-// The program's functions by name. A large program has hundreds of thousands of
-// functions, so the table outgrows the caches and each insertion is a cache (and
-// TLB) miss: slots are 16 bytes (hash and record; the key is the record's name),
-// and the parser prefetches a name's slot as soon as it has read the name, to
-// overlap the miss with the rest of the signature.
-class SigTable {
- public:
-  static size_t Hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
-  void Prefetch(size_t h) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_], 1);
-  }
-  FuncSig* Find(std::string_view key) const { return Find(key, Hash(key)); }
-  FuncSig* Find(std::string_view key, size_t h) const;
-  // `sig`'s name must not be in the table yet.
-  void Insert(FuncSig* sig, size_t h);
-
- private:
-  struct Slot {
-    size_t hash = 0;
-    FuncSig* sig = nullptr;  // null: free
-  };
-  void Grow();
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
-};
-
 // The loop whose direct body is being parsed, when it carries init_values: its
 // body must end with the one pl.yield_ that feeds the carried values back.
 struct YieldFrame {
@@ -287,7 +170,7 @@ struct FuncState {
   // level is reused for every function, instead of growing fresh tables per body).
   void Reset() {
     sig = nullptr;
-    vars.Clear();
+    vars.clear();
     windows.clear();
     window_index.clear();
     windows_by_base.clear();
@@ -296,8 +179,8 @@ struct FuncState {
   }
   FuncSig* sig = nullptr;
   // Keys view the source text, a parameter's or a dimension's own name: all
-  // outlive the function's parse, and a lookup builds no string.
-  ViewMap<VarPtr> vars;
+  // outlive the function's parse.
+  absl::flat_hash_map<std::string_view, VarPtr> vars;
   std::vector<WindowDecl> windows;
   NameMap<size_t> window_index;
   NameMap<std::vector<size_t>> windows_by_base;
@@ -305,100 +188,28 @@ struct FuncState {
   std::vector<TypePtr> first_return_types;
 };
 
-FuncSig* SigTable::Find(std::string_view key, size_t h) const {
-  if (slots_.empty()) return nullptr;
-  for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-    const Slot& s = slots_[i];
-    if (!s.sig) return nullptr;
-    if (s.hash == h && s.sig->name == key) return s.sig;
-  }
-}
-
-void SigTable::Insert(FuncSig* sig, size_t h) {
-  if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-  size_t i = h & mask_;
-  while (slots_[i].sig) i = (i + 1) & mask_;
-  slots_[i] = Slot{h, sig};
-  ++size_;
-}
-
-void SigTable::Grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
-  mask_ = slots_.size() - 1;
-  size_ = 0;
-  for (const Slot& s : old) {
-    if (s.sig) Insert(s.sig, s.hash);
-  }
-}
-
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& opts)
-      : nodes_(text.size()),
-        fn_nodes_(0),
-        opts_(opts),
+      : opts_(opts),
         file_(InternFileName(opts.filename)),
         main_(text, file_, opts.line_offset, LexerLimits{opts.max_nesting_depth}),
         lex_(&main_) {}
 
-  // kOnePass parses each function's body right after its signature and falls back
-  // to reading the remaining signatures ahead only when a body calls a function not
-  // seen yet; kTwoPass reads every signature first (skipping bodies), then the
-  // bodies; kSignaturesOnly stops after that first pass. Both full modes build the
-  // same program; a diagnostic of kOnePass is replaced by the first-pass
-  // diagnostic when there is one (see ParseProgram), so both report the same error.
-  enum class Mode { kOnePass, kTwoPass, kSignaturesOnly };
-  ProgramPtr Run(Mode mode);
-  bool all_sigs_known() const { return all_sigs_known_; }
-  // Whether the first pass met a call in a signature (which parses the callee's
-  // body during the first pass, in two-pass order).
-  bool called_in_first_pass() const { return called_in_first_pass_; }
+  ProgramPtr Run();
 
  private:
-  // ---- nodes: in the parse's arena (ir/parse_arena.h). These shadow the
-  // builder's functions of the same names (ir/builder.h) and build the same nodes
-  // with the same checks and messages.
-  template <typename T, typename... Args>
-  NodeRef<T> New(Args&&... args) {
-    return nodes_.Make<T>(std::forward<Args>(args)...);
-  }
+  // ---- nodes (ir/builder.h builds most of them)
   template <typename T>
   static NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
     n->set_span(span);
     return n;
   }
-  VarPtr MakeVar(std::string name, TypePtr type, const Span& span) {
-    return WithSpan(New<Var>(std::move(name), std::move(type)), span);
-  }
-  ExprPtr Int(int64_t v, DataType dt, const Span& span) {
-    return WithSpan(New<ConstInt>(v, dt), span);
-  }
-  ExprPtr Float(double v, DataType dt, const Span& span) {
-    return WithSpan(New<ConstFloat>(v, dt), span);
-  }
-  ExprPtr Bool(bool v, const Span& span) { return WithSpan(New<ConstBool>(v), span); }
-  ExprPtr Str(std::string v, const Span& span) {
-    return WithSpan(New<ConstString>(std::move(v)), span);
-  }
-  ExprPtr Tuple(std::vector<ExprPtr> elements, const Span& span) {
-    return WithSpan(New<MakeTuple>(std::move(elements)), span);
-  }
-  ExprPtr Tuple(VectorTail<ExprPtr> elements, const Span& span) {
-    return WithSpan(New<MakeTuple>(elements), span);
-  }
-  ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span);
-  ExprPtr Unary(UnaryOp op, ExprPtr x, const Span& span);
-  // `args`: a std::vector, or the top of expr_scratch_ (ExprsFrom).
-  template <typename Args>
-  CallPtr MakeFunctionCall(std::string callee, Args args, ExprPtr device, TypePtr result_type,
-                           const Span& span);
   // `args`, `kwargs`: vectors, or the tops of the scratch stacks (ExprsFrom, KwargsFrom).
   template <typename Args, typename KwArgs>
   CallPtr MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span);
-  // The registry's shared Op node of a modelled op. The registry finds it by a
-  // scan of the op names; each op call used to scan three times (Find in the
-  // parser, then Find and GetOp in MakeOpCall).
+  // The registry's shared Op node of a modelled op, remembered per OpInfo: the
+  // registry finds it by a scan of the op names.
   const OpPtr& OpNodeOf(const OpInfo* info) {
     for (const auto& [i, op] : op_nodes_) {
       if (i == info) return op;
@@ -408,29 +219,6 @@ class Parser {
   const OpInfo* AllocInfo() {
     if (!alloc_info_) alloc_info_ = OpRegistry::Get().Find(ops::kAllocWindowBuffer);
     return alloc_info_;
-  }
-  template <typename Args>
-  CallPtr MakeOpCallWithType(std::string_view op_name, Args args, KwargList kwargs,
-                             TypePtr result_type, const Span& span);
-  StmtPtr Assign(VarPtr var, ExprPtr value, const Span& span) {
-    return WithSpan(New<AssignStmt>(std::move(var), std::move(value)), span);
-  }
-  StmtPtr Eval(ExprPtr e, const Span& span) { return WithSpan(New<EvalStmt>(std::move(e)), span); }
-  SeqStmtsPtr Seq(std::vector<StmtPtr> stmts, const Span& span) {
-    return WithSpan(New<SeqStmts>(std::move(stmts)), span);
-  }
-  SeqStmtsPtr Seq(VectorTail<StmtPtr> stmts, const Span& span) {
-    return WithSpan(New<SeqStmts>(stmts), span);
-  }
-  StmtPtr While(ExprPtr cond, StmtPtr body, const Span& span) {
-    return WithSpan(New<WhileStmt>(std::move(cond), std::move(body)), span);
-  }
-  StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, const Span& span) {
-    return WithSpan(New<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
-  }
-  TypePtr TensorTy(VectorTail<ExprPtr> shape, DataType dt) { return New<TensorType>(shape, dt); }
-  TypePtr DistTensorTy(VectorTail<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
-    return New<DistributedTensorType>(shape, dt, nullptr, nullptr, std::move(wb));
   }
 
   // ---- tokens
@@ -456,7 +244,7 @@ class Parser {
       case Tok::kName:
       case Tok::kInt:
       case Tok::kFloat:
-        return fmt::format("'{}'", t.text);
+        return fmt::format("'{}'", Echo(t.text));
       case Tok::kString:
         return "a string";
       default:
@@ -493,8 +281,17 @@ class Parser {
       Next();
       return;
     }
-    Fail(Peek(), fmt::format("expected end of line, got {}", Describe(Peek())));
+    FailAtEndOfStmt();
   }
+  [[noreturn, gnu::noinline, gnu::cold]] void FailAtEndOfStmt();
+  // Python that the text format does not take: "<construct> is not supported".
+  [[noreturn, gnu::noinline, gnu::cold]] void FailUnsupported(const Token& at,
+                                                              std::string_view construct) {
+    Fail(at, fmt::format("{} is not supported", construct));
+  }
+  // After a whole expression: Python operators and forms the format lacks.
+  void RejectAfterExpr();
+  [[noreturn, gnu::noinline, gnu::cold]] void FailUndefinedName(const Token& t);
 
   // Depth guard for every recursive production.
   struct DepthGuard {
@@ -513,16 +310,12 @@ class Parser {
   // ---- program structure
   void SkipImportLine();
   void ParseDecorator(FuncSig* sig);
-  void ParseSignature(FuncSig* sig, bool skip_body = true);
-  // Enters the signature just read (its name hashed in sig_hash_) in the table.
-  void AddSig(FuncSig* sig) {
-    if (sig_by_name_.Find(sig->name, sig_hash_)) {
-      throw ValueError(fmt::format("function '{}' is defined twice", sig->name), sig->span);
-    }
-    sig_by_name_.Insert(sig, sig_hash_);
-  }
-  void ScanSignatures();
-  void PrescanRest();
+  // Reads a decorator (if any) and a signature and enters it in sig_by_name_;
+  // `skip_body`: also skips the body, keeping its position.
+  FuncSig* ParseFunctionHeader(bool skip_body);
+  void ParseSignature(FuncSig* sig, bool skip_body);
+  void ReadSignaturesAhead();
+  void ExpectEndOfClass();
   void SkipBlock();
   void EnsureParsed(FuncSig* sig);
   void ParseFunctionBody(FuncSig* sig);
@@ -602,30 +395,21 @@ class Parser {
   std::optional<DataType> ParseDTypeName();
   DataType ExpectDType();
 
-  parse::NodeFactory nodes_;
-  // Function nodes apart, packed together: the Program constructor sorts them by
-  // name, and on a large program that sort's reads then stay within a few MiB
-  // instead of touching a page per function across the whole arena.
-  parse::NodeFactory fn_nodes_;
   const ParseOptions& opts_;
   FileId file_;
   Lexer main_;
   Lexer* lex_;
   int depth_ = 0;
-  // One-pass mode: whether every signature has been read, and how many indented
-  // blocks of the function being parsed on the main lexer are open.
-  bool one_pass_ = false;
-  bool all_sigs_known_ = false;
-  bool in_body_ = false;  // parsing a body on main_ (not a signature)
-  bool called_in_first_pass_ = false;
+  // Whether every signature has been read (ReadSignaturesAhead), and how many
+  // indented blocks of the body being parsed on main_ are open (0: not in a body).
+  bool sigs_known_ = false;
   int block_depth_ = 0;
   // A deque: records stay put as functions are added, and the records (destroyed
   // with the parser, inside the parse) are read in order rather than one heap
   // block per function scattered over the heap.
   std::deque<FuncSig> sigs_;
-  SigTable sig_by_name_;
-  // Hash of the name of the signature being read, its slot prefetched.
-  size_t sig_hash_ = 0;
+  // Keys view the records' names (the deque keeps records in place).
+  absl::flat_hash_map<std::string_view, FuncSig*> sig_by_name_;
   FuncState* fs_ = nullptr;
   std::vector<std::unique_ptr<FuncState>> body_states_;
   size_t body_states_used_ = 0;
@@ -633,13 +417,12 @@ class Parser {
   std::vector<VarPtr> dyn_dims_;
   NameMap<VarPtr> dyn_by_name_;
   // Views into the source text, which outlives the parser.
-  ViewMap<Present> user_alloc_names_;
+  absl::flat_hash_set<std::string_view> user_alloc_names_;
   std::string op_name_buf_;
   std::vector<std::pair<const OpInfo*, OpPtr>> op_nodes_;
   const OpInfo* alloc_info_ = nullptr;
-  // Lexer checkpoints kept out of the per-function records: a Lexer is a few
-  // hundred bytes, and one large record per function made the allocator
-  // consolidate its free lists on every function.
+  // Lexer checkpoints, kept out of the per-function records so that the records
+  // stay small (a Lexer is a few hundred bytes).
   std::vector<Lexer> checkpoints_;
   // Lists under construction, innermost last: a finished list is copied out at its
   // exact size (one allocation instead of one per doubling).
@@ -666,9 +449,8 @@ class Parser {
     return static_cast<int>(checkpoints_.size()) - 1;
   }
   // Checkpoints that live only as long as the body being parsed (window sizes):
-  // their slots are reused by the next body. Kept in checkpoints_, every
-  // pl._dump.window_buffer of a large program added a Lexer to a vector that only
-  // grew (tens of MB, copied at each doubling, freed only at the end).
+  // their slots are reused by the next body, so a large program's window
+  // declarations do not accumulate Lexer copies.
   std::vector<Lexer> local_checkpoints_;
   size_t local_checkpoint_count_ = 0;
   int LocalCheckpoint() {
@@ -680,9 +462,6 @@ class Parser {
     return static_cast<int>(local_checkpoint_count_++);
   }
 };
-
-// Thrown by a one-pass parse that must be redone in two-pass order.
-struct NeedsTwoPass {};
 
 // Parses from a checkpoint without disturbing the current position.
 struct LexerSwap {
@@ -700,7 +479,7 @@ void Parser::SkipImportLine() {
   Accept(Tok::kNewline);
 }
 
-ProgramPtr Parser::Run(Mode mode) {
+ProgramPtr Parser::Run() {
   // Module level: imports, docstrings, then exactly one @pl.program class.
   while (true) {
     if (Accept(Tok::kNewline)) continue;
@@ -738,83 +517,53 @@ ProgramPtr Parser::Run(Mode mode) {
     Next();
     Next();
   }
-  if (mode == Mode::kOnePass) {
-    // Signature then body, function by function, on one lexer: no body is lexed
-    // twice and no checkpoint is taken. A call of a function not defined yet reads
-    // the remaining signatures ahead (PrescanRest); the functions after the current
-    // one are then parsed from their checkpoints below, as in two-pass mode.
-    one_pass_ = true;
-    while (!all_sigs_known_ && !At(Tok::kDedent) && !At(Tok::kEof)) {
-      if (AtName("pass")) {
-        Next();
-        ExpectEndOfStmt();
-        continue;
-      }
-      FuncSig* s = &sigs_.emplace_back();
-      if (At(Tok::kAt)) {
-        ParseDecorator(s);
-      } else if (!AtName("def")) {
-        Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
-                                 Describe(Peek())));
-      }
-      ParseSignature(s, /*skip_body=*/false);
-      AddSig(s);
-      s->state = FuncSig::kParsing;
-      block_depth_ = 1;
-      in_body_ = true;
-      ParseFunctionBodyHere(s);
-      in_body_ = false;
-      s->state = FuncSig::kDone;
+  // Functions in text order, each signature followed by its body, on one lexer.
+  // A body that calls a function not defined yet reads every remaining signature
+  // ahead (ReadSignaturesAhead); the bodies after it are then parsed from the
+  // positions kept there, below.
+  while (!sigs_known_ && !At(Tok::kDedent) && !At(Tok::kEof)) {
+    if (AtName("pass")) {
+      Next();
+      ExpectEndOfStmt();
+      continue;
     }
-    if (!all_sigs_known_) {
-      Accept(Tok::kDedent);
-      while (Accept(Tok::kNewline)) {
-      }
-      if (!At(Tok::kEof))
-        Fail(Peek(), fmt::format("expected end of input after the program class, got {}",
-                                 Describe(Peek())));
-      all_sigs_known_ = true;
-    }
-    one_pass_ = false;
-  } else {
-    // Pass 1: signatures, so a function may be called before its definition.
-    ScanSignatures();
-    all_sigs_known_ = true;
-    if (mode == Mode::kSignaturesOnly) return nullptr;
+    FuncSig* sig = ParseFunctionHeader(/*skip_body=*/false);
+    sig->state = FuncSig::kParsing;
+    block_depth_ = 1;
+    ParseFunctionBodyHere(sig);
+    block_depth_ = 0;
+    sig->state = FuncSig::kDone;
   }
-  // Pass 2: bodies in order (a call of a not-yet-parsed function whose return type
-  // is not annotated parses the callee first).
+  if (!sigs_known_) ExpectEndOfClass();
+  // The bodies read ahead, in order (a call of a function whose return type is not
+  // annotated parses the callee first).
   std::vector<FunctionPtr> fns;
   fns.reserve(sigs_.size());
   for (auto& s : sigs_) {
     EnsureParsed(&s);
     fns.push_back(std::move(s.result));
   }
-  auto program = New<Program>(std::string(name.text), dyn_dims_, std::move(fns));
+  auto program = MakeNode<Program>(std::string(name.text), dyn_dims_, std::move(fns));
   program->set_span(SpanOf(at));
   return program;
 }
 
-// The first pass from the current position in the class body: every remaining
-// function's decorator and signature (bodies skipped, checkpointed), then the end
-// of the class and of the input.
-void Parser::ScanSignatures() {
-  while (!At(Tok::kDedent) && !At(Tok::kEof)) {
-    if (AtName("pass")) {
-      Next();
-      ExpectEndOfStmt();
-      continue;
-    }
-    FuncSig* sig = &sigs_.emplace_back();
-    if (At(Tok::kAt)) {
-      ParseDecorator(sig);
-    } else if (!AtName("def")) {
-      Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
-                               Describe(Peek())));
-    }
-    ParseSignature(sig);
-    AddSig(sig);
+FuncSig* Parser::ParseFunctionHeader(bool skip_body) {
+  FuncSig* sig = &sigs_.emplace_back();
+  if (At(Tok::kAt)) {
+    ParseDecorator(sig);
+  } else if (!AtName("def")) {
+    Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
+                             Describe(Peek())));
   }
+  ParseSignature(sig, skip_body);
+  if (!sig_by_name_.emplace(sig->name, sig).second) {
+    throw ValueError(fmt::format("function '{}' is defined twice", Echo(sig->name)), sig->span);
+  }
+  return sig;
+}
+
+void Parser::ExpectEndOfClass() {
   Accept(Tok::kDedent);
   while (Accept(Tok::kNewline)) {
   }
@@ -823,21 +572,27 @@ void Parser::ScanSignatures() {
          fmt::format("expected end of input after the program class, got {}", Describe(Peek())));
 }
 
-// One-pass mode, inside the body of the function being parsed on the main lexer:
-// reads the signatures of every later function on a copy of the lexer (skipping
-// the rest of the current body first), so that a call may name any of them.
-void Parser::PrescanRest() {
+// Inside the body of the function being parsed on main_: reads the signatures of
+// every later function on a copy of the lexer (skipping the rest of the current
+// body first, and every later body), so that a call may name any of them.
+void Parser::ReadSignaturesAhead() {
   Lexer ahead = main_;
   Token eof;
   if (!ahead.SkipBlock(&eof, block_depth_)) Fail(eof, "unexpected end of input inside a block");
   LexerSwap swap(&lex_, &ahead);
-  int saved_depth = depth_;
+  const int saved_depth = depth_;
   depth_ = 0;
-  in_body_ = false;  // signatures now: a call there means two-pass order
-  ScanSignatures();
-  in_body_ = true;
+  while (!At(Tok::kDedent) && !At(Tok::kEof)) {
+    if (AtName("pass")) {
+      Next();
+      ExpectEndOfStmt();
+      continue;
+    }
+    ParseFunctionHeader(/*skip_body=*/true);
+  }
+  ExpectEndOfClass();
   depth_ = saved_depth;
-  all_sigs_known_ = true;
+  sigs_known_ = true;
 }
 
 // `NR = pl.dynamic("NR")`: a program-level symbolic dimension, visible in every
@@ -852,7 +607,7 @@ void Parser::ParseDynamicDim() {
   Expect(Tok::kRParen, "(pl.dynamic takes one string argument)");
   ExpectEndOfStmt();
   if (dyn_by_name_.count(name.text)) {
-    Fail(name, fmt::format("dynamic dimension '{}' is defined twice", name.text));
+    Fail(name, fmt::format("dynamic dimension '{}' is defined twice", Echo(name.text)));
   }
   (void)lp;
   VarPtr v = MakeVar(std::string(name.text), ScalarTy(DataType::kIndex), SpanOf(name));
@@ -863,14 +618,16 @@ void Parser::ParseDynamicDim() {
 void Parser::ParseDecorator(FuncSig* sig) {
   Expect(Tok::kAt);
   Path p = ParsePath();
-  if (!p.Is("pl", "function")) Fail(p.first, fmt::format("unknown decorator '@{}'", p.Join()));
+  if (!p.Is("pl", "function"))
+    Fail(p.first, fmt::format("unknown decorator '@{}'", Echo(p.Join())));
   if (Accept(Tok::kLParen)) {
     while (!At(Tok::kRParen)) {
       Token key = ExpectIdent("a decorator argument");
       Expect(Tok::kAssign);
       Path v = ParsePath();
       auto bad = [&](std::string_view what) {
-        Fail(v.first, fmt::format("{}= expects {}, got '{}'", key.text, what, v.Join()));
+        Fail(v.first,
+             fmt::format("{}= expects {}, got '{}'", Echo(key.text), what, Echo(v.Join())));
       };
       if (Eq(key.text, "type")) {
         if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "FunctionType"))
@@ -891,7 +648,7 @@ void Parser::ParseDecorator(FuncSig* sig) {
       } else {
         Fail(key,
              fmt::format("unknown @pl.function argument '{}' (expected type=, level= or role=)",
-                         key.text));
+                         Echo(key.text)));
       }
       if (!Accept(Tok::kComma)) break;
     }
@@ -903,15 +660,13 @@ void Parser::ParseDecorator(FuncSig* sig) {
 void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   Token def = ExpectName("def");
   Token name = ExpectIdent("a function name");
-  sig_hash_ = SigTable::Hash(name.text);
-  sig_by_name_.Prefetch(sig_hash_);
   sig->name = std::string(name.text);
   sig->span = SpanOf(def);
   Expect(Tok::kLParen);
   if (!AtName("self")) Fail(Peek(), "the first parameter of a program function must be 'self'");
   Next();
   FuncState fs;  // parameters may be used in later parameter types
-  for (const auto& d : dyn_dims_) fs.vars.Set(d->name_hint, d);
+  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
   FuncState* saved = fs_;
   fs_ = &fs;
   struct Restore {
@@ -923,7 +678,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     if (At(Tok::kRParen)) break;
     Token pname = ExpectIdent("a parameter name");
     if (!At(Tok::kColon))
-      Fail(Peek(), fmt::format("parameter '{}' needs a type annotation", pname.text));
+      Fail(Peek(), fmt::format("parameter '{}' needs a type annotation", Echo(pname.text)));
     Next();
     ParamDirection dir = ParamDirection::kIn;
     TypePtr type;
@@ -941,12 +696,12 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     }
     for (const auto& p : sig->params) {
       if (p->name_hint == pname.text)
-        Fail(pname, fmt::format("duplicate parameter '{}'", pname.text));
+        Fail(pname, fmt::format("duplicate parameter '{}'", Echo(pname.text)));
     }
     VarPtr v = MakeVar(std::string(pname.text), type, SpanOf(pname));
     sig->params.push_back(v);
     sig->dirs.push_back(dir);
-    fs.vars.Set(pname.text, v);
+    fs.vars.insert_or_assign(pname.text, v);
   }
   sig->param_count = sig->params.size();
   Expect(Tok::kRParen);
@@ -980,7 +735,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   if (!At(Tok::kNewline)) Fail(Peek(), "expected a new line after the function signature");
   Next();
   if (!At(Tok::kIndent))
-    Fail(Peek(), fmt::format("expected an indented body for function '{}'", sig->name));
+    Fail(Peek(), fmt::format("expected an indented body for function '{}'", Echo(sig->name)));
   Next();
   if (!skip_body) return;
   sig->body_at = Checkpoint();
@@ -1027,7 +782,7 @@ std::span<const TypePtr> Parser::ReturnTypesOf(FuncSig* sig, const Token& at) {
     Fail(at,
          fmt::format(
              "cannot deduce the return type of '{}' here (recursive call); annotate it with '->'",
-             sig->name));
+             Echo(sig->name)));
   }
   EnsureParsed(sig);
   return sig->ret_types;
@@ -1053,8 +808,8 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
     ~Release() { --*used; }
   } release{&body_states_used_};
   fs.sig = sig;
-  for (const auto& d : dyn_dims_) fs.vars.Set(d->name_hint, d);
-  for (const auto& v : sig->params) fs.vars.Set(v->name_hint, v);
+  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
+  for (const auto& v : sig->params) fs.vars.insert_or_assign(v->name_hint, v);
   FuncState* saved_fs = fs_;
   fs_ = &fs;
   struct Restore {
@@ -1091,14 +846,11 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
     if (!d.wb) {
       throw ValueError(
           fmt::format("window '{}': its base variable '{}' is never assigned in function '{}'",
-                      d.name, d.base, sig->name),
+                      Echo(d.name), Echo(d.base), Echo(sig->name)),
           d.span);
     }
   }
   if (sig->deferred_ret_at >= 0) {
-    // Past the body now: a call in this annotation is not in a body (one-pass mode
-    // leaves it to the two-pass order).
-    in_body_ = false;
     Lexer ret = std::move(checkpoints_[static_cast<size_t>(sig->deferred_ret_at)]);
     LexerSwap ret_swap(&lex_, &ret);
     sig->ret_types = ParseReturnAnnotation();
@@ -1107,9 +859,9 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
   }
   local_checkpoint_count_ = local_checkpoints_base;
   auto body_seq = Seq(StmtsFrom(stmts_base), SpanOf(first));
-  auto fn = fn_nodes_.Make<Function>(sig->name, std::move(sig->params), std::move(sig->dirs),
-                                     sig->ret_types, std::move(body_seq), sig->type, sig->level,
-                                     sig->role);
+  auto fn =
+      MakeNode<Function>(sig->name, std::move(sig->params), std::move(sig->dirs), sig->ret_types,
+                         std::move(body_seq), sig->type, sig->level, sig->role);
   fn->set_span(sig->span);
   sig->result = fn;
   depth_ = saved_depth;
@@ -1155,19 +907,20 @@ void Parser::ParseWindowDecl() {
       if (AtName("True")) {
         v = true;
       } else if (!AtName("False")) {
-        Fail(Peek(), fmt::format("{}= expects True or False", key.text));
+        Fail(Peek(), fmt::format("{}= expects True or False", Echo(key.text)));
       }
       Next();
       (Eq(key.text, "load_from_host") ? d.load : d.store) = v;
     } else {
-      Fail(key, fmt::format("unknown window_buffer argument '{}'", key.text));
+      Fail(key, fmt::format("unknown window_buffer argument '{}'", Echo(key.text)));
     }
   }
   Expect(Tok::kRParen);
   ExpectEndOfStmt();
-  if (!have_base) throw ValueError(fmt::format("window '{}' needs base=\"VAR\"", d.name), d.span);
+  if (!have_base)
+    throw ValueError(fmt::format("window '{}' needs base=\"VAR\"", Echo(d.name)), d.span);
   if (fs_->window_index.count(d.name)) {
-    throw ValueError(fmt::format("window '{}' is declared twice", d.name), d.span);
+    throw ValueError(fmt::format("window '{}' is declared twice", Echo(d.name)), d.span);
   }
   size_t idx = fs_->windows.size();
   fs_->window_index.emplace(d.name, idx);
@@ -1182,13 +935,13 @@ void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
     LexerSwap swap(&lex_, &sub);
     size = ParseExpr();
   }
-  auto wb = New<WindowBuffer>(base, size, d.load, d.store);
+  auto wb = MakeNode<WindowBuffer>(base, size, d.load, d.store);
   wb->set_span(d.span);
   d.wb = wb;
 }
 
 void Parser::DefineVar(std::string_view name, const VarPtr& var) {
-  fs_->vars.Set(name, var);
+  fs_->vars.insert_or_assign(name, var);
   if (fs_->windows_by_base.empty()) return;
   auto w = fs_->windows_by_base.find(name);
   if (w == fs_->windows_by_base.end()) return;
@@ -1212,12 +965,12 @@ WindowBufferPtr Parser::LookupWindow(const Token& at, bool by_index, std::string
   } else {
     auto it = fs_->window_index.find(name);
     if (it == fs_->window_index.end())
-      Fail(at, fmt::format("window_ref to undeclared window '{}'", name));
+      Fail(at, fmt::format("window_ref to undeclared window '{}'", Echo(name)));
     d = &fs_->windows[it->second];
   }
   if (!d->wb) {
-    Fail(at, fmt::format("window '{}' is used before its base variable '{}' is assigned", d->name,
-                         d->base));
+    Fail(at, fmt::format("window '{}' is used before its base variable '{}' is assigned",
+                         Echo(d->name), Echo(d->base)));
   }
   return d->wb;
 }
@@ -1275,9 +1028,9 @@ void Parser::ParseStmtInto(std::vector<StmtPtr>* out) {
     if (Eq(t.text, "if")) return out->push_back(ParseIf(false));
     if (Eq(t.text, "with")) return out->push_back(ParseWith());
     if (Eq(t.text, "elif") || Eq(t.text, "else"))
-      Fail(t, fmt::format("'{}' without a matching 'if'", t.text));
+      Fail(t, fmt::format("'{}' without a matching 'if'", Echo(t.text)));
     if (Eq(t.text, "def") || Eq(t.text, "class"))
-      Fail(t, fmt::format("nested '{}' is not supported", t.text));
+      Fail(t, fmt::format("nested '{}' is not supported", Echo(t.text)));
   }
   StmtPtr s = ParseSimpleStmt();
   if (s) out->push_back(std::move(s));
@@ -1299,8 +1052,11 @@ StmtPtr Parser::ParseSimpleStmt() {
     }
     if (Eq(t.text, "import") || Eq(t.text, "from"))
       Fail(t, "import statements are only allowed at module level");
-    if (Eq(t.text, "break") || Eq(t.text, "continue"))
-      Fail(t, fmt::format("'{}' is not supported", t.text));
+    if (Eq(t.text, "break") || Eq(t.text, "continue") || Eq(t.text, "assert") ||
+        Eq(t.text, "raise") || Eq(t.text, "try") || Eq(t.text, "global") ||
+        Eq(t.text, "nonlocal") || Eq(t.text, "del") || Eq(t.text, "async")) {
+      FailUnsupported(t, fmt::format("the '{}' statement", t.text));
+    }
     if (Eq(t.text, "pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
         AtName("window_buffer", 4)) {
       Fail(t, "pl._dump.window_buffer declarations must come first in the function body");
@@ -1328,7 +1084,7 @@ StmtPtr Parser::ParseSimpleStmt() {
     }
     Next();
     ExprPtr value = ParseExpr();
-    auto a = New<SubscriptAssignStmt>(e, value);
+    auto a = MakeNode<SubscriptAssignStmt>(e, value);
     a->set_span(SpanOf(t));
     ExpectEndOfStmt();
     return a;
@@ -1369,7 +1125,7 @@ StmtPtr Parser::ParseUnpackAssign() {
   for (size_t i = 0; i < names.size(); ++i) {
     vars.push_back(MakeVar(std::string(names[i].text), types[i], SpanOf(names[i])));
   }
-  auto s = New<UnpackAssignStmt>(vars, value);
+  auto s = MakeNode<UnpackAssignStmt>(vars, value);
   s->set_span(SpanOf(names[0]));
   for (size_t i = 0; i < names.size(); ++i) DefineVar(names[i].text, vars[i]);
   return s;
@@ -1404,7 +1160,7 @@ StmtPtr Parser::ParseYield(const std::vector<std::pair<Token, TypePtr>>& targets
     frame->return_vars.push_back(v);
     DefineVar(tok.text, v);
   }
-  auto y = New<YieldStmt>(std::move(values));
+  auto y = MakeNode<YieldStmt>(std::move(values));
   y->set_span(SpanOf(at));
   return y;
 }
@@ -1476,7 +1232,7 @@ StmtPtr Parser::ParseAssign() {
     ann_tok = Peek();
     ann = ParseType();
     if (!At(Tok::kAssign))
-      Fail(Peek(), fmt::format("annotated name '{}' needs a value ('= ...')", name.text));
+      Fail(Peek(), fmt::format("annotated name '{}' needs a value ('= ...')", Echo(name.text)));
   }
   Expect(Tok::kAssign);
   if (AtYield()) return ParseYield({{name, ann}});
@@ -1496,7 +1252,7 @@ StmtPtr Parser::ParseAssign() {
   if (ann && value->kind() == NodeKind::kCall && value->type->kind() == NodeKind::kUnknownType) {
     const auto& c = static_cast<const Call&>(*value);
     if (c.op && c.op->kind() == NodeKind::kOp && !static_cast<const Op&>(*c.op).info) {
-      auto typed = New<Call>(c);
+      auto typed = MakeNode<Call>(c);
       typed->type = ann;
       value = typed;
     }
@@ -1507,8 +1263,8 @@ StmtPtr Parser::ParseAssign() {
   // as written, as in PyPTO (`i: pl.Scalar[pl.INDEX] = 0`).
   if (ann && !dump_call && (value->kind() == NodeKind::kCall || IsVarLikeKind(value->kind())) &&
       !AnnotationAgrees(ann, value->type)) {
-    Fail(ann_tok, fmt::format("'{}' is annotated {}, but the assigned value has type {}", name.text,
-                              PrintNode(ann), PrintNode(value->type)));
+    Fail(ann_tok, fmt::format("'{}' is annotated {}, but the assigned value has type {}",
+                              Echo(name.text), PrintNode(ann), PrintNode(value->type)));
   }
   VarPtr var = MakeVar(std::string(name.text), ann ? ann : value->type, SpanOf(name));
   StmtPtr s = Assign(var, value, SpanOf(name));
@@ -1531,7 +1287,7 @@ StmtPtr Parser::ParseReturn() {
     for (size_t i = base; i < expr_scratch_.size(); ++i)
       fs_->first_return_types.push_back(expr_scratch_[i]->type);
   }
-  return WithSpan(New<ReturnStmt>(ExprsFrom(base)), SpanOf(at));
+  return WithSpan(MakeNode<ReturnStmt>(ExprsFrom(base)), SpanOf(at));
 }
 
 StmtPtr Parser::ParseFor() {
@@ -1562,7 +1318,7 @@ StmtPtr Parser::ParseFor() {
     Fail(p.first,
          fmt::format(
              "expected pl.range(...), pl.unroll(...) or pl.parallel(...) after 'in', got '{}'",
-             p.Join()));
+             Echo(p.Join())));
   }
   Token lp = Expect(Tok::kLParen);
   std::array<ExprPtr, 3> args;
@@ -1576,7 +1332,7 @@ StmtPtr Parser::ParseFor() {
       Next();
       if (!Eq(key.text, "init_values")) {
         Fail(key, fmt::format("pl.{}: keyword argument '{}' is not supported (only init_values=)",
-                              ForKindName(kind), key.text));
+                              ForKindName(kind), Echo(key.text)));
       }
       if (have_inits) Fail(key, "keyword argument 'init_values' repeated");
       have_inits = true;
@@ -1619,13 +1375,14 @@ StmtPtr Parser::ParseFor() {
   DefineVar(var_name.text, lv);
   YieldFrame frame;
   for (size_t i = 0; i < carried.size(); ++i) {
-    auto ia = New<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
+    auto ia = MakeNode<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
     ia->set_span(SpanOf(carried[i]));
     frame.iter_args.push_back(ia);
     DefineVar(carried[i].text, ia);
   }
   SeqStmtsPtr body = ParseBlock(at, has_carried ? &frame : nullptr);
-  auto f = New<ForStmt>(lv, start, stop, step, body, kind);
+  if (AtName("else")) FailUnsupported(Peek(), "'else' after a loop");
+  auto f = MakeNode<ForStmt>(lv, start, stop, step, body, kind);
   f->iter_args = std::move(frame.iter_args);
   f->return_vars = std::move(frame.return_vars);
   f->set_span(sp);
@@ -1636,6 +1393,7 @@ StmtPtr Parser::ParseWhile() {
   Token at = Next();
   ExprPtr cond = ParseExpr();
   SeqStmtsPtr body = ParseBlock(at);
+  if (AtName("else")) FailUnsupported(Peek(), "'else' after a loop");
   return While(cond, body, SpanOf(at));
 }
 
@@ -1706,7 +1464,7 @@ StmtPtr Parser::ParseWith() {
     } else if (Eq(key.text, "attrs")) {
       attrs = ParseKwargDict();
     } else {
-      Fail(key, fmt::format("unknown comm_domain argument '{}'", key.text));
+      Fail(key, fmt::format("unknown comm_domain argument '{}'", Echo(key.text)));
     }
     if (!Accept(Tok::kComma)) break;
   }
@@ -1722,9 +1480,9 @@ StmtPtr Parser::ParseWith() {
     slot_scratch_.push_back(LookupWindow(tok, false, n, 0));
   }
   slot_name_scratch_.resize(slot_names_base);
-  auto s = New<CommDomainScopeStmt>(std::move(name), std::move(devices),
-                                    VectorTail<WindowBufferPtr>{&slot_scratch_, slots_base},
-                                    std::move(attrs), body);
+  auto s = MakeNode<CommDomainScopeStmt>(std::move(name), std::move(devices),
+                                         VectorTail<WindowBufferPtr>{&slot_scratch_, slots_base},
+                                         std::move(attrs), body);
   s->set_span(SpanOf(at));
   return s;
 }
@@ -1733,16 +1491,17 @@ StmtPtr Parser::ParseWith() {
 // keeping the callee, arguments and keyword arguments as written.
 StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
   if (!Eq(p.parts[0], "pl") && !Eq(p.parts[0], "pld")) {
-    Fail(p.first, fmt::format("'with {}': expected a pl.* or pld.* scope", p.Join()));
+    Fail(p.first, fmt::format("'with {}': expected a pl.* or pld.* scope", Echo(p.Join())));
   }
   if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
-    Fail(p.first, fmt::format("unknown pl._dump scope '{}'", p.Join()));
+    Fail(p.first, fmt::format("unknown pl._dump scope '{}'", Echo(p.Join())));
   }
   if (!At(Tok::kLParen))
-    Fail(Peek(), fmt::format("expected a call of '{}' after 'with'", p.Join()));
+    Fail(Peek(), fmt::format("expected a call of '{}' after 'with'", Echo(p.Join())));
   std::vector<ExprPtr> args;
   KwargList kwargs;
   ParseCallArgs(&args, &kwargs, nullptr);
+  if (At(Tok::kComma)) FailUnsupported(Peek(), "a with statement of several context managers");
   VarPtr as_var;
   if (AtName("as")) {
     Next();
@@ -1755,7 +1514,7 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
     DefineVar(name.text, as_var);
   }
   SeqStmtsPtr body = ParseBlock(at);
-  auto s = New<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
+  auto s = MakeNode<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
   s->set_span(SpanOf(at));
   return s;
 }
@@ -1796,7 +1555,7 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
   if ((a_unknown || b_unknown) && (a_unknown || IsScalarTyped(a)) &&
       (b_unknown || IsScalarTyped(b))) {
     TypePtr t = IsLogical(op) ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = New<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
+    auto e = MakeNode<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
     e->set_span(SpanOf(at));
     return e;
   }
@@ -1806,74 +1565,88 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
 ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
   if (IsUnknownTyped(x)) {
     TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = New<UnaryExpr>(op, std::move(x), std::move(t));
+    auto e = MakeNode<UnaryExpr>(op, std::move(x), std::move(t));
     e->set_span(SpanOf(at));
     return e;
   }
   return Unary(op, std::move(x), SpanOf(at));
 }
 
-namespace {
-const ScalarType* ScalarOrNull(const ExprPtr& e) {
-  if (!e || !e->type || e->type->kind() != NodeKind::kScalarType) return nullptr;
-  return static_cast<const ScalarType*>(e->type.get());
-}
-}  // namespace
-
-ExprPtr Parser::Binary(BinaryOp op, ExprPtr a, ExprPtr b, const Span& span) {
-  const ScalarType* ta = ScalarOrNull(a);
-  const ScalarType* tb = ScalarOrNull(b);
-  if (!ta || !tb) {
-    throw ValueError(fmt::format("operator {} needs scalar operands", BinaryOpName(op)), span);
-  }
-  TypePtr t = ScalarTy(PromoteDataTypes(op, ta->dtype, tb->dtype));
-  return WithSpan(New<BinaryExpr>(op, std::move(a), std::move(b), std::move(t)), span);
-}
-
-ExprPtr Parser::Unary(UnaryOp op, ExprPtr x, const Span& span) {
-  const ScalarType* tx = ScalarOrNull(x);
-  if (!tx) {
-    throw ValueError(fmt::format("operator {} needs a scalar operand", UnaryOpName(op)), span);
-  }
-  TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : x->type;
-  return WithSpan(New<UnaryExpr>(op, std::move(x), std::move(t)), span);
-}
-
-template <typename Args>
-CallPtr Parser::MakeFunctionCall(std::string callee, Args args, ExprPtr device, TypePtr result_type,
-                                 const Span& span) {
-  auto gv = WithSpan(New<GlobalVar>(std::move(callee)), span);
-  ExprAttrs attrs;
-  if (device) attrs = ExprAttrs{ExprAttr{"device", std::move(device)}};
-  return WithSpan(New<Call>(std::move(gv), std::move(args), Kwargs{}, std::move(attrs),
-                            result_type ? std::move(result_type) : UnknownType::Get()),
-                  span);
-}
-
 // The registry's MakeOpCall for a modelled op (same checks, same messages, same
-// span), with the node in the arena: the call is built first and its type
+// span), with the Op node from OpNodeOf: the call is built first and its type
 // deduced from it.
 template <typename Args, typename KwArgs>
 CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span) {
   auto call = WithSpan(
-      New<Call>(OpNodeOf(info), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr), span);
+      MakeNode<Call>(OpNodeOf(info), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr),
+      span);
   call->type = DeduceCallType(*call);
-  return call;
-}
-
-template <typename Args>
-CallPtr Parser::MakeOpCallWithType(std::string_view op_name, Args args, KwargList kwargs,
-                                   TypePtr result_type, const Span& span) {
-  auto call = WithSpan(New<Call>(OpRegistry::Get().GetOp(op_name), std::move(args),
-                                 std::move(kwargs), ExprAttrList{}, std::move(result_type)),
-                       span);
-  DeduceCallType(*call);  // checks arguments of a registered op; the recorded type stays
   return call;
 }
 
 ExprPtr Parser::ParseExpr() {
   DepthGuard g(this, Peek());
-  return ParseBinary(1);
+  ExprPtr e = ParseBinary(1);
+  RejectAfterExpr();
+  return e;
+}
+
+namespace {
+// Whether `b` starts right where `a` ends (two tokens written as one operator).
+bool Adjacent(const Token& a, const Token& b) {
+  return a.line == b.line && a.col + static_cast<int32_t>(a.text.size()) == b.col;
+}
+}  // namespace
+
+void Parser::RejectAfterExpr() {
+  const Token& t = Peek();
+  if (t.kind == Tok::kAt) FailUnsupported(t, "the matrix multiplication operator '@'");
+  if (t.kind != Tok::kName) return;
+  if (Eq(t.text, "if")) FailUnsupported(t, "a conditional expression (x if c else y)");
+  if (Eq(t.text, "for")) FailUnsupported(t, "a comprehension ([x for x in ...])");
+  if (Eq(t.text, "is")) FailUnsupported(t, "the 'is' operator");
+  if (Eq(t.text, "in")) FailUnsupported(t, "the 'in' operator");
+  if (Eq(t.text, "not") && AtName("in", 1)) FailUnsupported(t, "the 'not in' operator");
+}
+
+void Parser::FailAtEndOfStmt() {
+  const Token& t = Peek();
+  if (t.kind == Tok::kSemicolon) FailUnsupported(t, "more than one statement on a line (';')");
+  if (t.kind == Tok::kComma)
+    Fail(t, "a tuple without parentheses is not supported here; write (a, b)");
+  if (t.kind == Tok::kString) FailUnsupported(t, "implicit concatenation of string literals");
+  Fail(t, fmt::format("expected end of line, got {}", Describe(t)));
+}
+
+// A name that is no variable: say what Python construct it starts, when it
+// plainly is one the format lacks.
+void Parser::FailUndefinedName(const Token& t) {
+  const Token& next = Peek();
+  if (next.kind == Tok::kString && Adjacent(t, next) && t.text.size() <= 2) {
+    FailUnsupported(
+        t, fmt::format("the string prefix '{}' (f-strings, byte and raw strings)", Echo(t.text)));
+  }
+  if (next.kind == Tok::kColon && At(Tok::kAssign, 1) && Adjacent(next, Peek(1))) {
+    FailUnsupported(next, "an assignment expression (:=)");
+  }
+  if (next.kind == Tok::kLParen) {
+    Fail(t, fmt::format("calls of '{}' are not supported: only pl.* and pld.* ops and "
+                        "self.<function> can be called",
+                        Echo(t.text)));
+  }
+  // The loop variable of a comprehension is used before its `for`.
+  for (int k = 0, depth = 0; k < Lexer::kLookahead; ++k) {
+    const Token& u = Peek(k);
+    if (u.kind == Tok::kNewline || u.kind == Tok::kEof) break;
+    if (u.kind == Tok::kLParen || u.kind == Tok::kLBracket || u.kind == Tok::kLBrace) ++depth;
+    if (u.kind == Tok::kRParen || u.kind == Tok::kRBracket || u.kind == Tok::kRBrace) {
+      if (--depth < 0) break;
+    }
+    if (depth == 0 && u.kind == Tok::kName && Eq(u.text, "for")) {
+      FailUnsupported(u, "a comprehension ([x for x in ...])");
+    }
+  }
+  Fail(t, fmt::format("undefined variable '{}'", Echo(t.text)));
 }
 
 namespace {
@@ -1963,6 +1736,18 @@ ExprPtr Parser::ParseBinary(int min_prec) {
     const int prec = BinaryPrec(Peek(), &op);
     if (prec == 0 || prec < min_prec) return l;
     Token t = Next();
+    const Token& after = Peek();
+    if (Adjacent(t, after)) {
+      if (after.kind == Tok::kAssign) {
+        FailUnsupported(t, fmt::format("augmented assignment ('{}=')", t.text));
+      }
+      if (t.kind == Tok::kStar && after.kind == Tok::kStar) {
+        FailUnsupported(t, "the power operator '**'");
+      }
+      if ((t.kind == Tok::kLt || t.kind == Tok::kGt) && after.kind == t.kind) {
+        FailUnsupported(t, fmt::format("the shift operator '{0}{0}'", t.text));
+      }
+    }
     ExprPtr r = ParseBinary(prec + 1);
     l = MakeBinary(op, std::move(l), std::move(r), t);
     if (prec == 4 && CompareOp(Peek().kind))
@@ -2002,9 +1787,7 @@ int64_t Parser::ParseIntToken(const Token& t, bool negative) {
     uint64_t d = static_cast<uint64_t>(c - '0');
     if (v > (limit - d) / 10) {
       Fail(t, fmt::format("integer literal {}{} does not fit in 64 bits (int64 range)",
-                          negative ? "-" : "",
-                          t.text.size() > 40 ? std::string(t.text.substr(0, 40)) + "..."
-                                             : std::string(t.text)));
+                          negative ? "-" : "", Echo(t.text)));
     }
     v = v * 10 + d;
   }
@@ -2016,10 +1799,10 @@ double Parser::ParseFloatToken(const Token& t) {
   double v = 0;
   auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
   if (r.ec == std::errc::result_out_of_range) {
-    Fail(t, fmt::format("float literal '{}' is out of range", t.text));
+    Fail(t, fmt::format("float literal '{}' is out of range", Echo(t.text)));
   }
   if (r.ec != std::errc() || r.ptr != t.text.data() + t.text.size()) {
-    Fail(t, fmt::format("invalid float literal '{}'", t.text));
+    Fail(t, fmt::format("invalid float literal '{}'", Echo(t.text)));
   }
   return v;
 }
@@ -2091,14 +1874,23 @@ ExprPtr Parser::ParsePrimary() {
       return Float(ParseFloatToken(t), DataType::kFP32, SpanOf(t));
     case Tok::kString:
       Next();
+      if (At(Tok::kString)) FailUnsupported(Peek(), "implicit concatenation of string literals");
       return Str(Lexer::DecodeString(t.text), SpanOf(t));
     case Tok::kLParen: {
+      // `(e)` is e; `()`, `(e,)`, `(a, b)` are tuple values.
       Next();
       DepthGuard g(this, t);
+      if (Accept(Tok::kRParen))
+        return WithSpan(MakeNode<MakeTuple>(NodeList<ExprPtr>{}, true), SpanOf(t));
       ExprPtr e = ParseExpr();
-      if (At(Tok::kComma)) Fail(Peek(), "tuple expressions are not supported yet");
-      Expect(Tok::kRParen);
-      return e;
+      if (!Accept(Tok::kComma)) {
+        Expect(Tok::kRParen);
+        return e;
+      }
+      const size_t base = expr_scratch_.size();
+      expr_scratch_.push_back(std::move(e));
+      ParseExprsOntoScratch(Tok::kRParen);
+      return WithSpan(MakeNode<MakeTuple>(ExprsFrom(base), true), SpanOf(t));
     }
     case Tok::kLBracket: {
       Next();
@@ -2107,6 +1899,13 @@ ExprPtr Parser::ParsePrimary() {
     }
     case Tok::kName:
       break;
+    case Tok::kLBrace:
+      FailUnsupported(t, "a dict or set literal as a value");
+    case Tok::kStar:
+      FailUnsupported(t, "a starred expression (*x, **x)");
+    case Tok::kDot:
+      if (At(Tok::kDot, 1) && At(Tok::kDot, 2)) FailUnsupported(t, "'...' (Ellipsis)");
+      [[fallthrough]];
     default:
       Fail(t, fmt::format("expected an expression, got {}", Describe(t)));
   }
@@ -2131,21 +1930,28 @@ ExprPtr Parser::ParsePrimary() {
         has_upper =
             has_upper || (!p.parts[i].empty() && p.parts[i][0] >= 'A' && p.parts[i][0] <= 'Z');
       }
-      if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", p.Join()));
-      auto gv = New<GlobalVar>(p.Join());
+      if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", Echo(p.Join())));
+      auto gv = MakeNode<GlobalVar>(p.Join());
       gv->set_span(SpanOf(p.first));
       return gv;
     }
     return ParsePostfix(ParseDslCall(p));
   }
-  if (IsKeyword(t.text)) Fail(t, fmt::format("expected an expression, got '{}'", t.text));
+  if (IsKeyword(t.text)) {
+    if (Eq(t.text, "lambda")) FailUnsupported(t, "a lambda expression");
+    if (Eq(t.text, "None")) FailUnsupported(t, "None as a value");
+    if (Eq(t.text, "yield") || Eq(t.text, "await")) {
+      FailUnsupported(t, fmt::format("a '{}' expression", t.text));
+    }
+    Fail(t, fmt::format("expected an expression, got '{}'", Echo(t.text)));
+  }
   Next();
-  VarPtr* found = fs_ ? fs_->vars.Find(t.text) : nullptr;
-  if (!found) Fail(t, fmt::format("undefined variable '{}'", t.text));
-  if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", t.text));
+  const auto found = fs_ ? fs_->vars.find(t.text) : decltype(fs_->vars)::iterator();
+  if (!fs_ || found == fs_->vars.end()) FailUndefinedName(t);
+  if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", Echo(t.text)));
   if (At(Tok::kDot))
-    Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", t.text));
-  return ParsePostfix(*found);
+    Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", Echo(t.text)));
+  return ParsePostfix(found->second);
 }
 
 // `x[i]`, `x[0:8, r]`, `x[a][b]`: a Subscript of unknown type (element and slice
@@ -2161,7 +1967,7 @@ ExprPtr Parser::ParsePostfix(ExprPtr base) {
     }
     Expect(Tok::kRBracket);
     if (idx.empty()) Fail(lb, "empty subscript");
-    auto sub = New<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
+    auto sub = MakeNode<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
     sub->set_span(SpanOf(lb));
     base = sub;
   }
@@ -2179,7 +1985,7 @@ ExprPtr Parser::ParseIndex() {
   ExprPtr step;
   if (Accept(Tok::kColon)) step = part_ends() ? nullptr : ParseExpr();
   if (At(Tok::kColon)) Fail(Peek(), "a slice has at most three parts (start:stop:step)");
-  auto sl = New<Slice>(std::move(start), std::move(stop), std::move(step));
+  auto sl = MakeNode<Slice>(std::move(start), std::move(stop), std::move(step));
   sl->set_span(SpanOf(at));
   return sl;
 }
@@ -2195,7 +2001,7 @@ Parser::ScratchArgs Parser::ParseCallArgsOntoScratch(bool kwargs_allowed,
       if (!kwargs_allowed) Fail(key, "keyword arguments are not allowed here");
       for (size_t i = at.kwargs; i < kwarg_scratch_.size(); ++i) {
         if (kwarg_scratch_[i].first == key.text)
-          Fail(key, fmt::format("keyword argument '{}' repeated", key.text));
+          Fail(key, fmt::format("keyword argument '{}' repeated", Echo(key.text)));
       }
       if (kwarg_tokens) kwarg_tokens->push_back(key);
       std::string name(key.text);
@@ -2264,7 +2070,7 @@ std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(ParseVal
     Token kt = Peek();
     std::string key = ParseStringLit("a dictionary key");
     for (const auto& [k, v] : out) {
-      if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", key));
+      if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", Echo(key)));
     }
     Expect(Tok::kColon);
     out.emplace_back(std::move(key), parse_value());
@@ -2286,20 +2092,18 @@ ExprPtr Parser::ParseDispatch() {
   Token self = Next();
   Expect(Tok::kDot, "after 'self'");
   Token fname = ExpectIdent("a function name after 'self.'");
-  if (!At(Tok::kLParen)) Fail(Peek(), fmt::format("expected a call of 'self.{}'", fname.text));
-  if (!one_pass_ && !all_sigs_known_) called_in_first_pass_ = true;
-  if (one_pass_ && !all_sigs_known_) {
-    // A call inside a signature (a shape expression) would, in two-pass order,
-    // parse its callee's body in the middle of the first pass: leave that order
-    // to the two-pass parse.
-    if (!in_body_) throw NeedsTwoPass{};
+  if (!At(Tok::kLParen))
+    Fail(Peek(), fmt::format("expected a call of 'self.{}'", Echo(fname.text)));
+  auto found = sig_by_name_.find(fname.text);
+  // Only a body on the main lexer can read ahead: a signature may call functions
+  // defined before it.
+  if (found == sig_by_name_.end() && !sigs_known_ && lex_ == &main_ && block_depth_ > 0) {
+    ReadSignaturesAhead();
+    found = sig_by_name_.find(fname.text);
   }
-  FuncSig* callee = sig_by_name_.Find(fname.text);
-  if (!callee && one_pass_ && !all_sigs_known_) {
-    PrescanRest();
-    callee = sig_by_name_.Find(fname.text);
-  }
-  if (!callee) Fail(fname, fmt::format("unknown function '{}'", fname.text));
+  if (found == sig_by_name_.end())
+    Fail(fname, fmt::format("unknown function '{}'", Echo(fname.text)));
+  FuncSig* callee = found->second;
   Expect(Tok::kLParen);
   ExprPtr device;
   const size_t base = expr_scratch_.size();
@@ -2311,7 +2115,7 @@ ExprPtr Parser::ParseDispatch() {
         Fail(key,
              fmt::format(
                  "unexpected keyword argument '{}' in a call of '{}' (only device= is supported)",
-                 key.text, fname.text));
+                 Echo(key.text), Echo(fname.text)));
       }
       if (device) Fail(key, "keyword argument 'device' repeated");
       device = ParseExpr();
@@ -2324,19 +2128,17 @@ ExprPtr Parser::ParseDispatch() {
   Expect(Tok::kRParen);
   const size_t arg_count = expr_scratch_.size() - base;
   if (arg_count != callee->param_count) {
-    Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", fname.text, callee->param_count,
-                            callee->param_count == 1 ? "" : "s", arg_count));
+    Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", Echo(fname.text),
+                            callee->param_count, callee->param_count == 1 ? "" : "s", arg_count));
   }
   const auto& rets = ReturnTypesOf(callee, fname);
   TypePtr type = rets.empty()       ? TypePtr(UnknownType::Get())
                  : rets.size() == 1 ? rets[0]
-                                    : TypePtr(New<TupleType>(rets));
+                                    : TypePtr(MakeNode<TupleType>(rets));
   return MakeFunctionCall(std::string(fname.text), ExprsFrom(base), device, type, SpanOf(self));
 }
 
 CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
-  // The set spans the program: its slot is a cache miss, overlapped with the call.
-  const uint32_t lhs_hash = user_alloc_names_.Prefetch(lhs);
   Token at = Peek();
   ParsePath();
   std::vector<Token> keys;
@@ -2349,9 +2151,9 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
            "variable it is assigned to");
     }
   }
-  if (!user_alloc_names_.InsertNew(lhs, lhs_hash, Present{})) {
+  if (!user_alloc_names_.insert(lhs).second) {
     Fail(at, fmt::format("duplicate alloc name '{}': alloc names must be unique across the program",
-                         lhs));
+                         Echo(lhs)));
   }
   kwarg_scratch_.emplace_back("name", std::string(lhs));
   return MakeOpCall(AllocInfo(), ExprsFrom(a.args), KwargsFrom(a.kwargs), SpanOf(at));
@@ -2362,7 +2164,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   Span sp = SpanOf(at);
   if (p.n == 3 && Eq(p.parts[0], "pl") && Eq(p.parts[2], "get_byte")) {
     auto dt = DataTypeFromName(p.parts[1]);
-    if (!dt) Fail(at, fmt::format("unknown data type 'pl.{}'", p.parts[1]));
+    if (!dt) Fail(at, fmt::format("unknown data type 'pl.{}'", Echo(p.parts[1])));
     Expect(Tok::kLParen);
     Expect(Tok::kRParen, "(get_byte takes no arguments)");
     return Int(DataTypeBytes(*dt), DataType::kInt64, sp);
@@ -2372,7 +2174,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
     std::vector<ExprPtr> args;
     ParseCallArgs(&args, nullptr, nullptr);
     if (args.size() != 2)
-      Fail(at, fmt::format("{} takes 2 arguments, got {}", p.Join(), args.size()));
+      Fail(at, fmt::format("{} takes 2 arguments, got {}", Echo(p.Join()), args.size()));
     return MakeBinary(Eq(p.parts[1], "min") ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1],
                       at);
   }
@@ -2394,7 +2196,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
          "init_values");
   }
   if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
-    Fail(at, fmt::format("unknown pl._dump form '{}'", p.Join()));
+    Fail(at, fmt::format("unknown pl._dump form '{}'", Echo(p.Join())));
   }
   const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, nullptr);
   // Named after the arguments: they may hold calls that reuse the buffer.
@@ -2411,8 +2213,8 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (!info) {
     // An op the registry does not model: kept as written, result type unknown
     // (ParseAssign gives it the annotation's type).
-    auto call = New<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(a.args), KwargsFrom(a.kwargs),
-                          ExprAttrList{}, UnknownType::Get());
+    auto call = MakeNode<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(a.args),
+                               KwargsFrom(a.kwargs), ExprAttrList{}, UnknownType::Get());
     call->set_span(sp);
     return call;
   }
@@ -2502,22 +2304,22 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
     } else if (Eq(key.text, "attrs")) {
       attrs = ParseExprDict();
     } else {
-      Fail(key, fmt::format("unknown pl._dump.call argument '{}'", key.text));
+      Fail(key, fmt::format("unknown pl._dump.call argument '{}'", Echo(key.text)));
     }
   }
   Expect(Tok::kRParen);
   Span sp = SpanOf(at);
   if (op.substr(0, 5) == "self.") {
-    auto gv = New<GlobalVar>(std::string(op.substr(5)));
+    auto gv = MakeNode<GlobalVar>(std::string(op.substr(5)));
     gv->set_span(sp);
-    auto call = New<Call>(gv, ExprsFrom(args), std::move(kwargs), std::move(attrs), type);
+    auto call = MakeNode<Call>(gv, ExprsFrom(args), std::move(kwargs), std::move(attrs), type);
     call->set_span(sp);
     return call;
   }
   if (op.empty()) Fail(op_tok, "empty op name");
   CallPtr call = MakeOpCallWithType(op, ExprsFrom(args), std::move(kwargs), type, sp);
   if (attrs.empty()) return call;
-  auto with_attrs = New<Call>(*call);
+  auto with_attrs = MakeNode<Call>(*call);
   with_attrs->attrs = std::move(attrs);
   return with_attrs;
 }
@@ -2540,7 +2342,7 @@ DataType Parser::ExpectDType() {
   auto dt = ParseDTypeName();
   if (!dt) {
     if (t.kind == Tok::kName && Eq(t.text, "pl") && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
-      Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Peek(2).text));
+      Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Echo(Peek(2).text)));
     }
     Fail(t, fmt::format("expected a data type such as pl.FP32, got {}", Describe(t)));
   }
@@ -2561,10 +2363,10 @@ TypePtr Parser::ParseType() {
   }
   if (auto dt = ParseDTypeName()) return ScalarTy(*dt);
   Path p = ParsePath();
-  // The context is formatted only when the bracket is missing: this runs for
-  // every annotation, and formatting it eagerly was one heap string per type.
+  // The context is formatted only when the bracket is missing (this runs for
+  // every annotation).
   auto open = [&] {
-    if (!At(Tok::kLBracket)) Expect(Tok::kLBracket, fmt::format("after '{}'", p.Join()));
+    if (!At(Tok::kLBracket)) Expect(Tok::kLBracket, fmt::format("after '{}'", Echo(p.Join())));
     Next();
   };
   if (p.Is("pl", "Ptr")) return PtrType::Get();
@@ -2582,7 +2384,7 @@ TypePtr Parser::ParseType() {
     DataType dt = ExpectDType();
     Accept(Tok::kComma);
     Expect(Tok::kRBracket);
-    if (Eq(p.parts[1], "Tile")) return New<TileType>(ExprsFrom(shape), dt);
+    if (Eq(p.parts[1], "Tile")) return MakeNode<TileType>(ExprsFrom(shape), dt);
     return TensorTy(ExprsFrom(shape), dt);
   }
   if (p.Is("pld", "DistributedTensor")) {
@@ -2599,7 +2401,7 @@ TypePtr Parser::ParseType() {
         if (!r.Is("pl", "_dump", "window_ref")) {
           Fail(r.first,
                fmt::format("expected pl._dump.window_ref(...) as the third argument, got '{}'",
-                           r.Join()));
+                           Echo(r.Join())));
         }
         ExprPtr w = ParseWindowRefExpr(r.first);
         wb = PtrCast<const WindowBuffer>(w);
@@ -2617,17 +2419,22 @@ TypePtr Parser::ParseType() {
       if (!Accept(Tok::kComma)) break;
     }
     Expect(Tok::kRBracket);
-    return New<TupleType>(std::move(types));
+    return MakeNode<TupleType>(std::move(types));
   }
   if (p.Is("pl", "Out") || p.Is("pl", "InOut")) {
-    Fail(p.first, fmt::format("'{}[...]' is only allowed on a function parameter", p.Join()));
+    Fail(p.first, fmt::format("'{}[...]' is only allowed on a function parameter", Echo(p.Join())));
   }
-  Fail(p.first, fmt::format("unknown type '{}'", p.Join()));
+  Fail(p.first, fmt::format("unknown type '{}'", Echo(p.Join())));
 }
 
 }  // namespace
 
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
+  if (options.max_nesting_depth < 1 || options.max_nesting_depth > kMaxNestingDepthLimit) {
+    throw ValueError(fmt::format("max_nesting_depth must be between 1 and {}, got {}",
+                                 kMaxNestingDepthLimit, options.max_nesting_depth),
+                     Span{InternFileName(options.filename), 1 + options.line_offset, 1});
+  }
   if (text.size() > options.max_input_bytes) {
     const FileId file = InternFileName(options.filename);
     throw ValueError(
@@ -2635,30 +2442,7 @@ ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
                     text.size(), options.max_input_bytes),
         Span{file, 1 + options.line_offset, 1});
   }
-  Parser parser(text, options);
-  try {
-    return parser.Run(Parser::Mode::kOnePass);
-  } catch (const NeedsTwoPass&) {
-    Parser two_pass(text, options);
-    return two_pass.Run(Parser::Mode::kTwoPass);
-  } catch (const ValueError&) {
-    // The two-pass order reports a first-pass error (a later signature, a lexical
-    // error anywhere) before any body error. Until every signature has been read,
-    // a one-pass error may hide such an error further on: when the first pass
-    // fails, its error is the diagnostic; otherwise the one-pass error is exactly
-    // the two-pass one (same bodies parsed in the same order up to it).
-    if (!parser.all_sigs_known()) {
-      Parser first_pass(text, options);
-      first_pass.Run(Parser::Mode::kSignaturesOnly);
-      if (first_pass.called_in_first_pass()) {
-        // That first pass parsed bodies (calls in signatures): their side effects
-        // (alloc names taken) may change which error comes first. Redo it all.
-        Parser two_pass(text, options);
-        return two_pass.Run(Parser::Mode::kTwoPass);
-      }
-    }
-    throw;
-  }
+  return Parser(text, options).Run();
 }
 
 }  // namespace cds::ir

@@ -15,16 +15,22 @@ struct ParseOptions {
   // stay relative to the whole file).
   int line_offset = 0;
   // Limits that keep any byte string from crashing, hanging or exhausting memory;
-  // exceeding one is a diagnostic that names the limit.
+  // exceeding one is a diagnostic that names the limit. max_nesting_depth counts
+  // brackets, expression levels, blocks and indentation levels.
   size_t max_input_bytes = 64u << 20;
   int max_nesting_depth = 200;
 };
 
-// The largest max_nesting_depth a caller may ask for: the parser's recursion at
-// this depth fits in the default 8 MiB stack (tools reject larger values).
-inline constexpr int kMaxNestingDepthLimit = 1000;
+// The largest max_nesting_depth a caller may ask for. Parsing, printing,
+// comparing, hashing and the default pipeline with its verifier handle the
+// deepest input this admits, of every nesting construct, on half of the default
+// 8 MiB stack in an AddressSanitizer build (tests/text/nesting_depth_test.cc);
+// such a build needs about 15 KiB of stack per level of the costliest construct
+// (nested calls with keyword arguments), an optimised build a fraction of that.
+inline constexpr int kMaxNestingDepthLimit = 256;
 
-// Parses one program. Throws cds::ValueError (with a span) on any malformed input.
+// Parses one program. Throws cds::ValueError (with a span) on any malformed input,
+// and when options.max_nesting_depth is outside [1, kMaxNestingDepthLimit].
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options = {});
 
 }  // namespace cds::ir

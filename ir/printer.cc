@@ -3,28 +3,26 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <deque>
 #include <iterator>
+#include <string>
 #include <string_view>
-#include <unordered_set>
+#include <vector>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
 #include "ir/builder.h"
 #include "ir/dispatch.h"
 #include "ir/op_registry.h"
 #include "ir/print_prefetch.h"
-#include "ir/print_tables.h"
 #include "ir/structural_equal.h"
+#include "ir/walk.h"
 
 namespace cds::ir {
 
 namespace {
-
-using print_detail::HashString;
-using print_detail::NameArena;
-using print_detail::PtrMap;
-using print_detail::StringSet;
 
 bool IsReservedName(std::string_view s) {
   static constexpr std::string_view kWords[] = {
@@ -57,11 +55,7 @@ bool IsPlainName(std::string_view s) {
 std::string Sanitize(std::string_view hint) {
   std::string s;
   s.reserve(hint.size() + 2);
-  for (char c : hint) {
-    bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    s += ok ? c : '_';
-  }
+  for (char c : hint) s += IsIdentChar(c) ? c : '_';
   if (s.empty()) s = "v";
   if (s[0] >= '0' && s[0] <= '9') s = "v_" + s;
   if (IsReservedName(s)) s += '_';
@@ -199,19 +193,8 @@ bool IsBareLiteral(const Expr& e) {
   return false;
 }
 
-// How far the printer's tree prefetch runs ahead where the arena sweep is not
-// engaged (see ir/print_prefetch.h): statement i + k of a body gets level
-// kStmtsAhead - k; function j + 2m of the program gets level kFunctionsAhead - m.
-// Measured on text_bench and verifier_bench's programs; with 16-byte node headers
-// and one-pointer lists a statement's nodes take fewer lines, and 3 statements
-// ahead beat 5 (100 MB print 265-273 -> 285-298 MB/s, verifier round-trip print at
-// 10^6 statements 1.30 -> 1.06-1.13 s).
-constexpr int kStmtsAhead = 3;
-constexpr int kFunctionsAhead = 6;
-constexpr int kFunctionsStep = 2;
-// How far ahead of the writer a large output buffer is faulted in.
-constexpr size_t kPopulateAhead = size_t{4} << 20;
-constexpr int kPrefetchBudget = 48;  // lines per statement (or function) and level
+// A name in use, and the k at which the search for a free `name_k` resumes.
+using UsedNames = absl::flat_hash_map<std::string_view, uint32_t>;
 
 class Printer {
  public:
@@ -220,11 +203,11 @@ class Printer {
   std::string Take() { return std::move(out_); }
 
   void PrintProgram(const Program& p) {
-    std::unordered_set<std::string> dim_names;
+    absl::flat_hash_set<std::string> dim_names;
     for (const auto& d : p.dynamic_dims) {
       if (!d) continue;
       std::string base = Sanitize(d->name_hint), cand = base;
-      for (int k = 1; dim_names.count(cand); ++k) cand = fmt::format("{}_{}", base, k);
+      for (int k = 1; dim_names.contains(cand); ++k) cand = fmt::format("{}_{}", base, k);
       dim_names.insert(cand);
       out_ += cand;
       out_ += " = pl.dynamic(";
@@ -238,85 +221,45 @@ class Printer {
     out_ += p.name;
     out_ += ":\n";
     if (p.functions.empty()) out_ += "    pass\n";
-    bool first = true;
-    for (const auto& f : p.functions) {
-      if (!function_sweep_.Step(f.get()))
-        print_detail::PrefetchAhead(p.functions, static_cast<size_t>(&f - p.functions.data()),
-                                    kFunctionsAhead, kPrefetchBudget, {}, kFunctionsStep);
-      if (!first) out_ += '\n';
-      first = false;
-      PrintFunction(*f);
-      // The text so far predicts the rest: reserve for it once, instead of letting
-      // the doubling of a large buffer copy it and fault in twice its pages. From
-      // 64 KiB on: every buffer past malloc's mmap threshold (128 KiB to start with)
-      // is a fresh mapping, so a 1 MB program printed by doubling faulted in four of
-      // them, 2 MB in all, on every print (half of a 1 MB print's time).
-      if (out_.capacity() - out_.size() < 4096 && out_.size() >= (size_t{64} << 10)) {
-        const size_t done = static_cast<size_t>(&f - p.functions.data()) + 1;
-        const double per_fn = static_cast<double>(out_.size()) / static_cast<double>(done);
-        const double rest = per_fn * static_cast<double>(p.functions.size() - done);
-        // Room for a quarter more than predicted: should the first functions be short,
-        // a second reserve would copy the whole text and fault in a second buffer.
-        out_.reserve(out_.size() + static_cast<size_t>(rest * 1.25) + (size_t{64} << 10));
-        populated_to_ = out_.size();
-      }
-      // The buffer is a fresh mapping written front to back: fault it in a few MiB
-      // ahead of the writer (on the arena's helper thread when there is one), one
-      // madvise per step instead of a trap per page, and no further than the text
-      // goes (the prediction may be high).
-      if (out_.size() + kPopulateAhead / 2 > populated_to_ && out_.capacity() > populated_to_ &&
-          out_.size() >= (size_t{64} << 10)) {
-        const size_t from = std::max(populated_to_, out_.size());
-        const size_t to = std::min(out_.capacity(), from + kPopulateAhead);
-        node_arena::PopulateAhead(out_.data() + from, to - from);
-        populated_to_ = to;
-      }
+    for (size_t i = 0; i < p.functions.size(); ++i) {
+      if (i) out_ += '\n';
+      PrintFunction(*p.functions[i]);
+      ReserveForTheRest(i + 1, p.functions.size());
     }
   }
 
-  // Functions are printed in one pass that names variables as their definitions are
-  // written ("lazy" naming). A reader meets definitions in text order, which is the
-  // order in which CollectDefs hands out names, so the names are the same as those of
-  // the two-pass scheme (CollectDefs first, then print) as long as (a) every variable
-  // is defined before its first use, and (b) a loop's return_vars are named at the
-  // end of its body. Window names depend on their base variable's name, and a comm
-  // domain's slots name windows whose bases are assigned later inside the scope: they
-  // are left as holes in the text and filled in at the end of the function, in order
-  // of first use (as before). When (a) or (b) fails the function is printed again the
-  // two-pass way (Abort below), so the text never depends on the scheme.
-  struct Abort {};
-
-  void PrintFunction(const Function& f) {
-    const size_t func_start = out_.size();
-    const size_t sugar_mark = sugar_log_.size();
-    try {
-      PrintFunctionOnce(f, /*lazy=*/true);
+  // The text so far predicts the rest: reserve for it once, instead of letting the
+  // doubling of a large buffer copy the text and fault in twice its pages. From
+  // 64 KiB on, where malloc starts handing out fresh mappings.
+  void ReserveForTheRest(size_t done, size_t total) {
+    if (done == total || out_.capacity() - out_.size() >= 4096 || out_.size() < (size_t{64} << 10))
       return;
-    } catch (const Abort&) {
-    }
-    out_.resize(func_start);
-    if (sugar_log_.size() != sugar_mark) {
-      sugar_log_.resize(sugar_mark);
-      sugar_allocs_.Clear();
-      for (std::string_view n : sugar_log_) sugar_allocs_.Insert(n);
-    }
-    alloc_lhs_ = nullptr;
-    assign_type_ = nullptr;
-    yield_owner_ = nullptr;
-    PrintFunctionOnce(f, /*lazy=*/false);
+    const double rest = static_cast<double>(out_.size()) / static_cast<double>(done) *
+                        static_cast<double>(total - done);
+    // A quarter more than predicted, should the first functions be short: a second
+    // reserve would copy the whole text again.
+    out_.reserve(out_.size() + static_cast<size_t>(rest * 1.25) + (size_t{64} << 10));
+    // A buffer this large is a fresh mapping: fault it in with one call rather than
+    // a trap per page as the text reaches it.
+    node_arena::PopulateForWrite(out_.data() + out_.size(), out_.capacity() - out_.size());
   }
 
-  void PrintFunctionOnce(const Function& f, bool lazy) {
+  // Every variable the function defines is named before anything is printed:
+  // parameters, then the body's definitions in text order. The first definition of
+  // a hint keeps it and later ones get `_1`, `_2`, ... in the order a reader meets
+  // them, wherever a use happens to be printed (a loop's results are written at its
+  // yield, window declarations name their bases ahead of the body). A variable
+  // defined nowhere in the function is named at its first use. Windows are named at
+  // their first use in the text and declared before the body.
+  void PrintFunction(const Function& f) {
     ResetFunction();
-    lazy_ = lazy;
     // Program-level dims keep their module name in every function.
     for (const auto& [v, n] : dim_names_) {
-      used_names_.Insert(n);
-      auto [slot, fresh] = names_.FindOrInsert(v);
-      if (fresh) *slot = n;
+      used_names_.try_emplace(n, 1);
+      names_.try_emplace(v, n);
     }
     for (const auto& p : f.params) AssignName(p.get());
-    if (!lazy) CollectDefs(f.body);
+    if (f.body) CollectDefs(*f.body);
     out_ += "    @pl.function";
     if (f.func_type != FunctionType::kOpaque || f.level || f.role) {
       char sep = '(';
@@ -356,7 +299,6 @@ class Printer {
       if (d != ParamDirection::kIn) out_ += ']';
     }
     out_ += ')';
-    size_t none_at = SIZE_MAX;  // where ` -> None` goes once the first return is known
     if (f.return_types.size() == 1) {
       out_ += " -> ";
       PrintType(f.return_types[0]);
@@ -367,269 +309,145 @@ class Printer {
         PrintType(f.return_types[i]);
       }
       out_ += ']';
-    } else if (lazy) {
-      none_at = out_.size();
-    } else if (FirstReturnHasValues(f.body)) {
+    } else if (f.body && FirstReturn(*f.body) == kReturnWithValues) {
       // Without it the reader would deduce return types from that return.
       out_ += " -> None";
     }
     out_ += ":\n";
-    // The body first, in place: window declarations are named in order of first
-    // use, and are spliced in before the body afterwards. Printing into the one
-    // output buffer avoids a body-sized temporary per function.
+    // The body goes straight into the output; the window declarations, known once
+    // it is printed, are inserted before it (one move of the body's text).
     const size_t body_at = out_.size();
-    if (f.body && f.body->kind() == NodeKind::kSeqStmts) {
-      const auto& stmts = static_cast<const SeqStmts&>(*f.body).stmts;
-      if (!stmts.empty()) stmt_sweep_.EngageAt(stmts[0].get());
-    }
     PrintBodyStmts(f.body, 2);
-    // From here on names are handed out at first use, as the two-pass scheme does
-    // after its walk: window bases (in order of first use), then names met in the
-    // declarations' sizes.
-    lazy_ = false;
-    for (WindowEntry& w : windows_) {
-      if (w.name.data() == nullptr) w.name = MakeWindowName(w.wb);
-    }
-    pieces_.clear();
-    size_t hole = 0;
-    auto holes_before = [&](size_t pos) {
-      for (; hole < holes_.size() && holes_[hole].pos < pos; ++hole) {
-        pieces_.push_back({holes_[hole].pos, windows_[holes_[hole].window].name});
-      }
-    };
-    if (none_at != SIZE_MAX && first_return_ == 2) {
-      holes_before(none_at);
-      pieces_.push_back({none_at, " -> None"});
-    }
     if (windows_.empty()) {
       if (out_.size() == body_at) out_ += "        pass\n";
-    } else {
-      // Declarations go to the scratch buffer: printing a size may name further
-      // windows, which the loop then declares too.
-      std::string& decls = scratch_;
-      decls.clear();
-      std::swap(out_, decls);
-      for (size_t i = 0; i < windows_.size(); ++i) {
-        const WindowBuffer* wb = windows_[i].wb;
-        out_ += "        pl._dump.window_buffer(\"";
-        out_ += windows_[i].name;
-        out_ += "\", base=";
-        QuoteTo(out_, wb->base ? std::string_view(NameOf(wb->base.get())) : std::string_view());
-        out_ += ", size=";
-        if (wb->size) {
-          PrintExpr(wb->size, 0);
-        } else {
-          out_ += "None";
-        }
-        out_ += wb->load_from_host ? ", load_from_host=True" : ", load_from_host=False";
-        out_ += wb->store_to_host ? ", store_to_host=True)\n" : ", store_to_host=False)\n";
+      return;
+    }
+    // The declarations are printed aside (into out_'s place, so that the printing
+    // functions write there). Printing a size may name further windows, which the
+    // loop then declares too.
+    std::string& decls = scratch_;
+    decls.clear();
+    std::swap(out_, decls);
+    for (size_t i = 0; i < windows_.size(); ++i) {
+      const WindowBuffer* wb = windows_[i].wb;
+      out_ += "        pl._dump.window_buffer(\"";
+      out_ += windows_[i].name;
+      out_ += "\", base=";
+      QuoteTo(out_, wb->base ? NameOf(wb->base.get()) : std::string_view());
+      out_ += ", size=";
+      if (wb->size) {
+        PrintExpr(wb->size, 0);
+      } else {
+        out_ += "None";
       }
-      std::swap(out_, decls);
-      holes_before(body_at);
-      pieces_.push_back({body_at, decls});
+      out_ += wb->load_from_host ? ", load_from_host=True" : ", load_from_host=False";
+      out_ += wb->store_to_host ? ", store_to_host=True)\n" : ", store_to_host=False)\n";
     }
-    holes_before(SIZE_MAX);
-    Splice();
-  }
-
-  // Inserts pieces_ (sorted by position) into out_, moving the text once.
-  void Splice() {
-    if (pieces_.empty()) return;
-    size_t extra = 0;
-    for (const auto& pc : pieces_) extra += pc.text.size();
-    size_t end = out_.size();
-    out_.resize(end + extra);
-    char* d = out_.data();
-    size_t shift = extra;
-    for (size_t i = pieces_.size(); i-- > 0;) {
-      const size_t pos = pieces_[i].pos;
-      std::memmove(d + pos + shift, d + pos, end - pos);
-      shift -= pieces_[i].text.size();
-      std::memcpy(d + pos + shift, pieces_[i].text.data(), pieces_[i].text.size());
-      end = pos;
-    }
+    std::swap(out_, decls);
+    out_.insert(body_at, decls);
   }
 
   // ---- names
 
   void ResetFunction() {
-    names_.Clear();
-    used_names_.Clear();
-    window_index_.Clear();
+    names_.clear();
+    used_names_.clear();
+    window_index_.clear();
     windows_.clear();
-    used_window_names_.Clear();
-    arena_.Clear();
-    holes_.clear();
-    for_frames_.clear();
-    first_return_ = 0;
-    named_count_ = 0;
+    used_window_names_.clear();
+    made_names_.clear();
   }
 
-  // Names live as views: into the Var's own hint when that is already a usable
-  // identifier (nearly always), else into arena_.
+  // Names are views: into the Var's own hint when that is already a usable
+  // identifier (nearly always), else into made_names_.
   std::string_view AssignName(const Var* v) {
-    auto [slot, fresh] = names_.FindOrInsert(v);
-    if (!fresh) return *slot;
+    auto [it, fresh] = names_.try_emplace(v);
+    if (!fresh) return it->second;
     std::string_view base = v->name_hint;
-    if (!IsPlainName(base)) base = arena_.Store(Sanitize(base));
-    std::string_view cand = Unique(used_names_, base);
-    // names_ has not changed since the slot was taken.
-    *slot = cand;
-    ++named_count_;
-    return cand;
+    if (!IsPlainName(base)) base = made_names_.emplace_back(Sanitize(base));
+    // Unique inserts into another table: `it` stays valid.
+    it->second = Unique(used_names_, base);
+    return it->second;
   }
 
   // `base`, or `base_k` for the smallest k >= 1 not in `used`; the result is added.
-  std::string_view Unique(StringSet& used, std::string_view base) {
-    auto [entry, fresh] = used.Insert(base, HashString(base));
-    if (fresh) return entry->view();
-    char buf[64];
-    std::string big;
-    uint32_t k = entry->next_suffix;
-    std::string_view s;
-    for (;; ++k) {
-      fmt::format_int num(k);
-      const size_t len = base.size() + 1 + num.size();
-      char* at = buf;
-      if (len > sizeof(buf)) {
-        big.resize(len);
-        at = big.data();
-      }
-      std::memcpy(at, base.data(), base.size());
-      at[base.size()] = '_';
-      std::memcpy(at + base.size() + 1, num.data(), num.size());
-      s = std::string_view(at, len);
-      if (!used.Find(s, HashString(s))) break;
-    }
-    entry->next_suffix = k + 1;  // every base_j below k is taken, and stays taken
-    s = arena_.Store(s);
-    used.Insert(s, HashString(s));
-    return s;
+  // A name's entry holds the k its search resumes at: names are never removed within
+  // a function, so every `base_j` below it stays taken.
+  std::string_view Unique(UsedNames& used, std::string_view base) {
+    auto [it, fresh] = used.try_emplace(base, 1);
+    if (fresh) return it->first;
+    uint32_t k = it->second;
+    std::string name;
+    do {
+      name.assign(base);
+      name += '_';
+      fmt::format_int num(k++);
+      name.append(num.data(), num.size());
+    } while (used.contains(name));
+    it->second = k;
+    std::string_view stored = made_names_.emplace_back(std::move(name));
+    used.try_emplace(stored, 1);
+    return stored;
   }
 
-  // A use of a variable. In the one-pass scheme every variable is named at its
-  // definition, which comes first in the text; a use of an unnamed one means the
-  // two schemes could disagree.
-  std::string_view NameOf(const Var* v) {
-    if (lazy_) {
-      if (const std::string_view* n = names_.Find(v)) return *n;
-      throw Abort{};
-    }
-    return AssignName(v);
-  }
-
-  // A definition.
-  std::string_view DefName(const Var* v) { return AssignName(v); }
+  // A use of a variable: named already when its definition is in the function.
+  std::string_view NameOf(const Var* v) { return AssignName(v); }
 
   std::string_view MakeWindowName(const WindowBuffer* wb) {
     std::string base(wb->base ? NameOf(wb->base.get()) : std::string_view("window"));
     base += "_window";
-    // The set keeps a view of the name: it must live in the arena.
-    return Unique(used_window_names_, arena_.Store(base));
+    return Unique(used_window_names_, made_names_.emplace_back(std::move(base)));
   }
 
-  // Index of the window in windows_ (its declaration order), named now unless the
-  // function is printed in one pass.
-  uint32_t WindowIndex(const WindowBuffer* wb) {
-    auto [slot, fresh] = window_index_.FindOrInsert(wb);
-    if (!fresh) return *slot;
-    const uint32_t index = static_cast<uint32_t>(windows_.size());
-    *slot = index;
-    windows_.push_back({wb, std::string_view()});
-    if (!lazy_) {
-      std::string_view name = MakeWindowName(wb);
-      windows_[index].name = name;
-    }
-    return index;
-  }
-
-  // `"NAME"` of the window (always identifier characters, so no escapes).
+  // `"NAME"` of the window (always identifier characters, so no escapes). A window
+  // is named, and takes its place among the declarations, at its first use.
   void WindowRefTo(const WindowBuffer* wb) {
-    const uint32_t index = WindowIndex(wb);
+    auto [it, fresh] = window_index_.try_emplace(wb, windows_.size());
+    if (fresh) windows_.push_back({wb, MakeWindowName(wb)});
     out_ += '"';
-    if (windows_[index].name.data() != nullptr) {
-      out_ += windows_[index].name;
-    } else {
-      holes_.push_back({out_.size(), index});
-    }
+    out_ += windows_[it->second].name;
     out_ += '"';
   }
 
-  // Definitions in text order, so names are handed out the way a reader meets them.
-  void CollectDefs(const StmtPtr& s) {
-    if (!s) return;
-    switch (s->kind()) {
-      case NodeKind::kSeqStmts:
-        for (const auto& c : static_cast<const SeqStmts&>(*s).stmts) CollectDefs(c);
-        break;
+  // Names the definitions of `s` in text order.
+  void CollectDefs(const Stmt& s) {
+    switch (s.kind()) {
       case NodeKind::kAssignStmt:
-        AssignName(static_cast<const AssignStmt&>(*s).var.get());
-        break;
+        AssignName(static_cast<const AssignStmt&>(s).var.get());
+        return;
       case NodeKind::kUnpackAssignStmt:
-        for (const auto& v : static_cast<const UnpackAssignStmt&>(*s).vars) AssignName(v.get());
-        break;
+        for (const auto& v : static_cast<const UnpackAssignStmt&>(s).vars) AssignName(v.get());
+        return;
       case NodeKind::kForStmt: {
-        const auto& f = static_cast<const ForStmt&>(*s);
+        const auto& f = static_cast<const ForStmt&>(s);
         AssignName(f.loop_var.get());
         for (const auto& a : f.iter_args) AssignName(a.get());
-        CollectDefs(f.body);
+        if (f.body) CollectDefs(*f.body);
+        // Bound by the body's yield, written after the body.
         for (const auto& r : f.return_vars) AssignName(r.get());
-        break;
+        return;
       }
-      case NodeKind::kWhileStmt:
-        CollectDefs(static_cast<const WhileStmt&>(*s).body);
-        break;
-      case NodeKind::kIfStmt:
-        CollectDefs(static_cast<const IfStmt&>(*s).then_body);
-        CollectDefs(static_cast<const IfStmt&>(*s).else_body);
-        break;
-      case NodeKind::kCommDomainScopeStmt:
-        CollectDefs(static_cast<const CommDomainScopeStmt&>(*s).body);
-        break;
       case NodeKind::kScopeStmt: {
-        const auto& sc = static_cast<const ScopeStmt&>(*s);
+        const auto& sc = static_cast<const ScopeStmt&>(s);
         if (sc.as_var) AssignName(sc.as_var.get());
-        CollectDefs(sc.body);
-        break;
+        if (sc.body) CollectDefs(*sc.body);
+        return;
       }
       default:
-        break;
+        ForEachSubStmt(s, [&](const StmtPtr& c) { CollectDefs(*c); });
     }
   }
 
-  static bool FirstReturnHasValues(const StmtPtr& s) {
-    int found = 0;  // 0 none yet, 1 empty return, 2 return with values
-    FindFirstReturn(s, &found);
-    return found == 2;
-  }
-  static void FindFirstReturn(const StmtPtr& s, int* found) {
-    if (!s || *found) return;
-    switch (s->kind()) {
-      case NodeKind::kReturnStmt:
-        *found = static_cast<const ReturnStmt&>(*s).values.empty() ? 1 : 2;
-        return;
-      case NodeKind::kSeqStmts:
-        for (const auto& c : static_cast<const SeqStmts&>(*s).stmts) FindFirstReturn(c, found);
-        return;
-      case NodeKind::kForStmt:
-        FindFirstReturn(static_cast<const ForStmt&>(*s).body, found);
-        return;
-      case NodeKind::kWhileStmt:
-        FindFirstReturn(static_cast<const WhileStmt&>(*s).body, found);
-        return;
-      case NodeKind::kIfStmt:
-        FindFirstReturn(static_cast<const IfStmt&>(*s).then_body, found);
-        FindFirstReturn(static_cast<const IfStmt&>(*s).else_body, found);
-        return;
-      case NodeKind::kCommDomainScopeStmt:
-        FindFirstReturn(static_cast<const CommDomainScopeStmt&>(*s).body, found);
-        return;
-      case NodeKind::kScopeStmt:
-        FindFirstReturn(static_cast<const ScopeStmt&>(*s).body, found);
-        return;
-      default:
-        return;
-    }
+  enum FirstReturnKind { kNoReturn, kEmptyReturn, kReturnWithValues };
+  // The first return statement of `s` in text order.
+  static FirstReturnKind FirstReturn(const Stmt& s) {
+    if (s.kind() == NodeKind::kReturnStmt)
+      return static_cast<const ReturnStmt&>(s).values.empty() ? kEmptyReturn : kReturnWithValues;
+    FirstReturnKind found = kNoReturn;
+    ForEachSubStmt(s, [&](const StmtPtr& c) {
+      if (found == kNoReturn) found = FirstReturn(*c);
+    });
+    return found;
   }
 
   // ---- statements
@@ -639,38 +457,13 @@ class Printer {
   void PrintBodyStmts(const StmtPtr& body, int level) {
     if (!body) return;
     if (body->kind() == NodeKind::kSeqStmts) {
-      const auto& stmts = static_cast<const SeqStmts&>(*body).stmts;
-      if (!stmts.empty()) PrefetchSugarAllocSlot(stmts[0].get());
-      for (size_t i = 0; i < stmts.size(); ++i) {
-        if (i + 1 < stmts.size()) PrefetchSugarAllocSlot(stmts[i + 1].get());
-        if (!stmt_sweep_.Step(stmts[i].get()))
-          print_detail::PrefetchAhead(stmts, i, kStmtsAhead, kPrefetchBudget, tables_);
-        PrintStmt(stmts[i], level);
+      for (const auto& stmt : static_cast<const SeqStmts&>(*body).stmts) {
+        sweep_.Step(stmt.get());
+        PrintStmt(stmt, level);
       }
     } else {
       PrintStmt(body, level);
     }
-  }
-
-  // The program-wide set of sugar allocs outgrows the caches on a large program, and
-  // the lookup of an alloc's name missed each time (7 % of a 100 MB print): fetch the
-  // slot while the statement before it prints. Fetched within the alloc's own
-  // statement, the line came too late.
-  void PrefetchSugarAllocSlot(const Stmt* s) {
-    if (!s || s->kind() != NodeKind::kAssignStmt) return;
-    const Expr* value = static_cast<const AssignStmt&>(*s).value.get();
-    if (!value || value->kind() != NodeKind::kCall) return;
-    const auto& c = static_cast<const Call&>(*value);
-    // By the registry's entry rather than the name: this runs for every statement.
-    if (!c.op || c.op->kind() != NodeKind::kOp || static_cast<const Op&>(*c.op).info != alloc_info_)
-      return;
-    if (const std::string* name = AllocNameOf(c)) sugar_allocs_.PrefetchSlot(HashString(*name));
-  }
-
-  // An alloc call's name= string, if it has one.
-  static const std::string* AllocNameOf(const Call& c) {
-    const AttrValue* nm = FindKwarg(c.kwargs, "name");
-    return nm ? std::get_if<std::string>(nm) : nullptr;
   }
 
   void PrintBlock(const StmtPtr& body, int level) {
@@ -691,7 +484,7 @@ class Printer {
       case NodeKind::kAssignStmt: {
         const auto& a = static_cast<const AssignStmt&>(*s);
         Indent(level);
-        const std::string_view name = DefName(a.var.get());
+        const std::string_view name = NameOf(a.var.get());
         out_ += name;
         const bool var_known = a.var->type && a.var->type->kind() != NodeKind::kUnknownType;
         const bool value_known =
@@ -718,7 +511,6 @@ class Printer {
         return;
       case NodeKind::kReturnStmt: {
         const auto& r = static_cast<const ReturnStmt&>(*s);
-        if (first_return_ == 0) first_return_ = r.values.empty() ? 1 : 2;
         Indent(level);
         out_ += "return";
         for (size_t i = 0; i < r.values.size(); ++i) {
@@ -732,12 +524,12 @@ class Printer {
         const auto& f = static_cast<const ForStmt&>(*s);
         Indent(level);
         out_ += "for ";
-        out_ += DefName(f.loop_var.get());
+        out_ += NameOf(f.loop_var.get());
         if (!f.iter_args.empty()) {
           out_ += ", (";
           for (size_t k = 0; k < f.iter_args.size(); ++k) {
             if (k) out_ += ", ";
-            out_ += DefName(f.iter_args[k].get());
+            out_ += NameOf(f.iter_args[k].get());
           }
           out_ += f.iter_args.size() == 1 ? ",)" : ")";
         }
@@ -769,21 +561,8 @@ class Printer {
         out_ += ":\n";
         const ForStmt* saved_owner = yield_owner_;
         yield_owner_ = &f;
-        const bool lazy = lazy_;
-        if (lazy) for_frames_.push_back({&f, SIZE_MAX});
         PrintBlock(f.body, level + 1);
         yield_owner_ = saved_owner;
-        if (lazy) {
-          // The two-pass scheme names return_vars after the body; the yield that
-          // binds them must then be the body's last definition.
-          const size_t named_at_yield = for_frames_.back().named_at_yield;
-          for_frames_.pop_back();
-          if (named_at_yield == SIZE_MAX) {
-            for (const auto& r : f.return_vars) DefName(r.get());
-          } else if (named_at_yield != named_count_) {
-            throw Abort{};
-          }
-        }
         return;
       }
       case NodeKind::kYieldStmt: {
@@ -791,22 +570,9 @@ class Printer {
         Indent(level);
         const ForStmt* owner = yield_owner_;
         if (owner && !owner->return_vars.empty()) {
-          const size_t named_before = named_count_;
           for (size_t k = 0; k < owner->return_vars.size(); ++k) {
             if (k) out_ += ", ";
-            out_ +=
-                lazy_ ? DefName(owner->return_vars[k].get()) : NameOf(owner->return_vars[k].get());
-          }
-          if (lazy_ && named_count_ != named_before) {
-            ForFrame* frame = nullptr;
-            for (size_t k = for_frames_.size(); k-- > 0;) {
-              if (for_frames_[k].loop == owner) {
-                frame = &for_frames_[k];
-                break;
-              }
-            }
-            if (!frame) throw Abort{};
-            frame->named_at_yield = named_count_;
+            out_ += NameOf(owner->return_vars[k].get());
           }
           // One target may carry an annotation; without one the reader types it
           // like the matching carried value.
@@ -827,7 +593,7 @@ class Printer {
         Indent(level);
         for (size_t k = 0; k < u.vars.size(); ++k) {
           if (k) out_ += ", ";
-          out_ += DefName(u.vars[k].get());
+          out_ += NameOf(u.vars[k].get());
         }
         if (u.vars.size() == 1) out_ += ',';
         out_ += " = ";
@@ -855,7 +621,7 @@ class Printer {
         out_ += ')';
         if (sc.as_var) {
           out_ += " as ";
-          out_ += DefName(sc.as_var.get());
+          out_ += NameOf(sc.as_var.get());
         }
         out_ += ":\n";
         const ForStmt* saved_owner = yield_owner_;
@@ -933,8 +699,8 @@ class Printer {
         return;
       }
       default:
-        // Whole-program statements come with a later task; make the text fail to
-        // parse rather than silently drop the statement.
+        // A statement the printer does not know: make the text fail to parse rather
+        // than silently drop the statement.
         Indent(level);
         out_ += fmt::format("pl._dump.unsupported(\"{}\")\n", NodeKindName(s->kind()));
         return;
@@ -949,13 +715,13 @@ class Printer {
 
   // ---- types
 
-  void PrintShape(std::span<const ExprPtr> shape) {
+  // `PREFIX[SHAPE], pl.DTYPE`, the common part of the shaped types.
+  void PrintShapeAndDtype(std::string_view prefix, std::span<const ExprPtr> shape, DataType dtype) {
+    out_ += prefix;
     out_ += '[';
-    for (size_t i = 0; i < shape.size(); ++i) {
-      if (i) out_ += ", ";
-      PrintExpr(shape[i], 0);
-    }
-    out_ += ']';
+    PrintArgs(shape);
+    out_ += "], pl.";
+    out_ += DataTypeName(dtype);
   }
 
   void PrintType(const TypePtr& t) {
@@ -977,28 +743,19 @@ class Printer {
         return;
       case NodeKind::kTensorType: {
         const auto& x = static_cast<const TensorType&>(*t);
-        out_ += "pl.Tensor[";
-        PrintShape(x.shape);
-        out_ += ", pl.";
-        out_ += DataTypeName(x.dtype);
+        PrintShapeAndDtype("pl.Tensor[", x.shape, x.dtype);
         out_ += ']';
         return;
       }
       case NodeKind::kTileType: {
         const auto& x = static_cast<const TileType&>(*t);
-        out_ += "pl.Tile[";
-        PrintShape(x.shape);
-        out_ += ", pl.";
-        out_ += DataTypeName(x.dtype);
+        PrintShapeAndDtype("pl.Tile[", x.shape, x.dtype);
         out_ += ']';
         return;
       }
       case NodeKind::kDistributedTensorType: {
         const auto& x = static_cast<const DistributedTensorType&>(*t);
-        out_ += "pld.DistributedTensor[";
-        PrintShape(x.shape);
-        out_ += ", pl.";
-        out_ += DataTypeName(x.dtype);
+        PrintShapeAndDtype("pld.DistributedTensor[", x.shape, x.dtype);
         if (x.window_buffer) {
           out_ += ", pl._dump.window_ref(";
           WindowRefTo(x.window_buffer.get());
@@ -1146,12 +903,13 @@ class Printer {
       }
       case NodeKind::kMakeTuple: {
         const auto& t = static_cast<const MakeTuple&>(*e);
-        out_ += '[';
+        out_ += t.parenthesized ? '(' : '[';
         for (size_t i = 0; i < t.elements.size(); ++i) {
           if (i) out_ += ", ";
           PrintExpr(t.elements[i], 0);
         }
-        out_ += ']';
+        if (t.parenthesized && t.elements.size() == 1) out_ += ',';
+        out_ += t.parenthesized ? ')' : ']';
         return;
       }
       case NodeKind::kCall:
@@ -1165,10 +923,7 @@ class Printer {
         const auto& sub = static_cast<const Subscript&>(*e);
         PrintOperand(sub.value, kPrecAtom);
         out_ += '[';
-        for (size_t i = 0; i < sub.indices.size(); ++i) {
-          if (i) out_ += ", ";
-          PrintExpr(sub.indices[i], 0);
-        }
+        PrintArgs(sub.indices);
         out_ += ']';
         return;
       }
@@ -1271,15 +1026,6 @@ class Printer {
     }
   }
 
-  static bool ValidKwargName(std::string_view k) {
-    if (k.empty() || IsReservedName(k) || (k[0] >= '0' && k[0] <= '9')) return false;
-    for (char c : k) {
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
-        return false;
-    }
-    return true;
-  }
-
   void PrintDumpCall(const Call& c, std::string_view op_name) {
     out_ += "pl._dump.call(";
     QuoteTo(out_, op_name);
@@ -1316,7 +1062,7 @@ class Printer {
       size_t e = name.find('.', b);
       if (e == std::string_view::npos) e = name.size();
       std::string_view part = name.substr(b, e - b);
-      if (!ValidKwargName(part) && part != "pl" && part != "pld") return false;
+      if (!IsPlainName(part) && part != "pl" && part != "pld") return false;
       b = e + 1;
     }
     static constexpr std::string_view kSpecial[] = {
@@ -1350,12 +1096,12 @@ class Printer {
     alloc_lhs_ = nullptr;  // only the assignment's top-level call may take the sugar alloc form
     const TypePtr* annotated = assign_type_;
     assign_type_ = nullptr;
-    bool kw_ok = true;
-    for (const auto& [k, v] : c.kwargs) kw_ok = kw_ok && ValidKwargName(k);
     if (c.op && c.op->kind() == NodeKind::kGlobalVar) {
-      PrintDispatch(c, static_cast<const GlobalVar&>(*c.op), kw_ok);
+      PrintDispatch(c, static_cast<const GlobalVar&>(*c.op));
       return;
     }
+    bool kw_ok = true;
+    for (const auto& [k, v] : c.kwargs) kw_ok = kw_ok && IsPlainName(k);
     const std::string& name = c.OpName();
     const Op* op =
         c.op && c.op->kind() == NodeKind::kOp ? static_cast<const Op*>(c.op.get()) : nullptr;
@@ -1379,10 +1125,10 @@ class Printer {
     }
     const bool sugar = op->info && c.attrs.empty() && kw_ok && SugarTypeMatches(c);
     if (sugar && name == ops::kAllocWindowBuffer) {
-      if (const std::string* nm_str = AllocNameOf(c)) {
+      const AttrValue* name_kwarg = FindKwarg(c.kwargs, "name");
+      if (const std::string* nm_str = name_kwarg ? std::get_if<std::string>(name_kwarg) : nullptr) {
         const bool last = c.kwargs.back().first == "name";
-        if (lhs && last && *nm_str == *lhs && sugar_allocs_.Insert(*nm_str).second) {
-          sugar_log_.push_back(*nm_str);
+        if (lhs && last && *nm_str == *lhs && sugar_allocs_.insert(*nm_str).second) {
           out_ += name;
           out_ += '(';
           PrintArgs(c.args);
@@ -1410,14 +1156,13 @@ class Printer {
     out_ += ')';
   }
 
-  void PrintDispatch(const Call& c, const GlobalVar& callee, bool kw_ok) {
+  void PrintDispatch(const Call& c, const GlobalVar& callee) {
     const Callee& cal = LookUpCallee(callee.name);
     const Function* fn = cal.fn;
     bool sugar = fn && c.kwargs.empty() && c.args.size() == fn->params.size() &&
                  (c.attrs.empty() ||
                   (c.attrs.size() == 1 && c.attrs[0].first == "device" && c.attrs[0].second));
     if (sugar) sugar = SameType(cal.want, c.type);
-    (void)kw_ok;
     if (!sugar) {
       PrintDumpCall(c, "self." + callee.name);
       return;
@@ -1463,52 +1208,25 @@ class Printer {
  private:
   struct WindowEntry {
     const WindowBuffer* wb;
-    std::string_view name;  // data() null until named
-  };
-  struct Hole {
-    size_t pos;
-    uint32_t window;
-  };
-  struct Piece {
-    size_t pos;
-    std::string_view text;
-  };
-  struct ForFrame {
-    const ForStmt* loop;
-    size_t named_at_yield;  // named_count_ after its yield named return_vars
+    std::string_view name;
   };
 
   const Program* program_;
   std::string out_;
-  size_t populated_to_ = 0;  // out_'s bytes below this are faulted in
   std::string scratch_;
-  PtrMap<std::string_view> names_;
-  StringSet used_names_;
-  PtrMap<uint32_t> window_index_;
+  // Per function.
+  absl::flat_hash_map<const Var*, std::string_view> names_;
+  UsedNames used_names_;
+  absl::flat_hash_map<const WindowBuffer*, size_t> window_index_;
   std::vector<WindowEntry> windows_;  // in order of first use = declaration order
-  StringSet used_window_names_;
-  NameArena arena_;
-  // One-pass state (see PrintFunction).
-  bool lazy_ = false;
-  size_t named_count_ = 0;
-  int first_return_ = 0;  // 0 none yet, 1 empty return, 2 return with values
-  std::vector<Hole> holes_;
-  std::vector<Piece> pieces_;
-  std::vector<ForFrame> for_frames_;
+  UsedNames used_window_names_;
+  std::deque<std::string> made_names_;  // names that are not a Var's own hint
   Callee callee_;
   bool callee_valid_ = false;
-  // Views into the alloc calls' name= strings: the program outlives the printer.
-  // sugar_log_ lists them in insertion order, to undo a function printed again.
-  StringSet sugar_allocs_;
-  std::vector<std::string_view> sugar_log_;
-  const OpInfo* const alloc_info_ = OpRegistry::Get().Find(ops::kAllocWindowBuffer);
-  const print_detail::NameTables tables_{&names_, &used_names_};
-  // Statements engage the sweep after a few in a row lie close together: in a
-  // pass's output they alternate between the input's chunks and the pass's, and
-  // there the tree prefetch does better (verifier_bench's round-trip print).
-  // Function nodes sit in a stream of their own (the parser's NodeStream).
-  print_detail::ArenaSweep stmt_sweep_{4};
-  print_detail::ArenaSweep function_sweep_{0};
+  // Alloc names printed in the sugar form, program-wide. Views into the alloc
+  // calls' name= strings: the program outlives the printer.
+  absl::flat_hash_set<std::string_view> sugar_allocs_;
+  print_detail::ArenaSweep sweep_;
   const std::string_view* alloc_lhs_ = nullptr;
   // The type an opaque call may take from the annotation of its assignment.
   const TypePtr* assign_type_ = nullptr;

@@ -1,7 +1,7 @@
 #pragma once
 
-// The printer of the one text format (DESIGN §3): the PyPTO DSL subset plus the
-// private pl._dump extension for materialized state.
+// The printer of the one text format (docs/text-format.md): the PyPTO DSL subset
+// plus the private pl._dump extension for materialized state.
 
 #include <string>
 

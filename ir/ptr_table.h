@@ -1,15 +1,12 @@
 #pragma once
 
-// A map keyed by node address: open addressing in one flat array. Structural
-// equality and hashing, the printer, the pass and the verifier all look nodes up by
-// address once per Var use; std::unordered_map made each of those a heap node and a
-// cache miss, which dominated their time on programs of 10^5-10^6 statements.
-//
-// Slots come from Fibonacci hashing of the address. Slot = address / 16 (the first
-// version) keeps neighbouring nodes in neighbouring slots, but once a program is
-// larger than the table the addresses of a regular program wrap around it with a
-// fixed stride, and linear probing ran into long clusters (most of the pass's
-// insertion time at 10^6 statements).
+// A map keyed by node address: open addressing in one flat array of
+// (key, value) entries, slots from Fibonacci hashing of the address, so a probe
+// touches one cache line where a Swiss table touches its control bytes and then
+// its slot. Structural equality and hashing look nodes up once per Var use;
+// absl::flat_hash_map in their place was 25-40% slower on hash_bench at 10^6
+// statements (BM_StructuralHash 648-735 -> 855-925 ms, BM_StructuralEqual
+// 976-1076 -> 1290-1442 ms, three alternated runs).
 //
 // Keys are never erased one by one (Clear() empties the table); a null key is never
 // stored and is never found.

@@ -48,7 +48,8 @@ struct Alloc {
   std::string_view name;                 // the name= kwarg, else the name of `x`
   Span span;                             // the alloc call's, else the statement's
   bool has_view = false;
-  bool dispatched = false;    // some dispatch passed one of its views
+  bool dispatched = false;    // some dispatch with a device= passed one of its views
+  bool unplaced = false;      // some dispatch without device= passed one of its views
   bool inherits = false;      // some collective hands coverage on to it
   Devices dispatch_coverage;  // from dispatches only
   Devices inherited;          // from collectives pairing it with a data/target buffer
@@ -229,25 +230,28 @@ class DispatchScanner {
   }
 
   // Every positional argument that is a view adds the dispatch's devices to its alloc.
+  // A dispatch without device= is placed by the runtime and covers no device, as in
+  // PyPTO; it is remembered only to explain an alloc left without coverage.
   void Dispatch(const Call& c, const std::string& callee) {
-    const Devices devices = DevicesOf(c, callee);
+    const ExprPtr device = ir::FindAttr(c.attrs, "device");
+    const std::optional<Devices> devices =
+        device ? std::optional<Devices>(DevicesOf(device, c, callee)) : std::nullopt;
     for (const auto& arg : c.args) {
       if (auto index = ResolveView(host_, arg)) {
         Alloc& alloc = host_.allocs[*index];
+        if (!devices) {
+          alloc.unplaced = true;
+          continue;
+        }
         alloc.dispatched = true;
-        alloc.dispatch_coverage = Merge(alloc.dispatch_coverage, devices);
+        alloc.dispatch_coverage = Merge(alloc.dispatch_coverage, *devices);
       }
     }
   }
 
   // The device table: a constant N >= 0 is {N}; the induction variable of an
   // enclosing loop covers what the loop ranges over; anything else is an error.
-  Devices DevicesOf(const Call& c, const std::string& callee) {
-    ExprPtr device = ir::FindAttr(c.attrs, "device");
-    if (!device) {
-      throw ValueError(fmt::format("dispatch of chip orchestrator '{}' has no device=", callee),
-                       c.span());
-    }
+  Devices DevicesOf(const ExprPtr& device, const Call& c, const std::string& callee) {
     if (auto id = ConstValue(device)) {
       if (*id < 0) {
         throw ValueError(
@@ -448,8 +452,11 @@ void MergeCoverage(Host& host) {
     if (!alloc.coverage.Empty()) continue;
     if (!alloc.dispatched && !alloc.inherits) {
       throw ValueError(
-          fmt::format("window buffer '{}' is not consumed by any chip orchestrator dispatch",
-                      alloc.name),
+          fmt::format("window buffer '{}' is not consumed by any chip orchestrator dispatch{}",
+                      alloc.name,
+                      alloc.unplaced ? " with a device= (a dispatch without device= is placed at "
+                                       "run time and gives no coverage)"
+                                     : ""),
           alloc.span);
     }
     throw ValueError(

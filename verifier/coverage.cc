@@ -76,7 +76,9 @@ Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
 }
 
 Descriptor DeviceDescriptor(const ExprPtr& device, const LoopEnv& loops) {
-  if (!device) return Bad("is missing");
+  // Only a caller that describes dispatches (tools/dot) asks about an absent
+  // device=: such a dispatch is placed at run time and has no descriptor.
+  if (!device) return Bad("is absent (placed at run time, no coverage)");
   if (device->kind() == NodeKind::kConstInt) {
     int64_t v = static_cast<const ConstInt&>(*device).value;
     if (v < 0) return Bad(fmt::format("is the negative constant {}", v));
@@ -117,9 +119,10 @@ void CheckCoverage(HostAnalysis& a, DiagnosticSink& sink) {
     if (!alloc.covered) {
       sink.Report(
           CheckId::kAllocWithoutCoverage,
-          fmt::format("alloc '{}' in '{}' gets no devices: no dispatch consumes its views and no "
-                      "collective pairs it with a dispatched alloc",
-                      alloc.name, a.fn->name),
+          fmt::format("alloc '{}' in '{}' gets no devices: no dispatch {}consumes its views and no "
+                      "collective pairs it with a dispatched alloc{}",
+                      alloc.name, a.fn->name, alloc.unplaced ? "with a device= " : "",
+                      alloc.unplaced ? " (dispatches without device= cover no device)" : ""),
           alloc.span);
     } else if (alloc.coverage.Empty()) {
       sink.Report(CheckId::kAllocWithoutCoverage,

@@ -255,22 +255,21 @@ class HostWalker {
     }
     // A device= that cannot matter (no view is passed) is not the verifier's business.
     if (consumed_.empty()) return;
-    const ExprPtr* device = nullptr;
-    for (const auto& [k, v] : c.attrs) {
-      if (k == "device") {
-        device = &v;
-        break;
-      }
+    const ExprPtr device = FindAttr(c.attrs, "device");
+    // Without device= the runtime places the dispatch: it covers no device.
+    if (!device) {
+      for (size_t alloc : consumed_) a_.allocs[alloc].unplaced = true;
+      return;
     }
     // The usual descriptor, an enclosing loop's variable, is read in place.
-    if (device != nullptr && *device && IsVarLikeKind((*device)->kind())) {
-      auto it = loops_.find(static_cast<const Var*>(device->get()));
+    if (IsVarLikeKind(device->kind())) {
+      auto it = loops_.find(static_cast<const Var*>(device.get()));
       if (it != loops_.end() && it->second.ok) {
         AddCoverage(it->second.set);
         return;
       }
     }
-    Descriptor d = DeviceDescriptor(device != nullptr ? *device : ExprPtr(), loops_);
+    Descriptor d = DeviceDescriptor(device, loops_);
     if (!d.ok) {
       sink_.Report(
           CheckId::kDispatchDeviceUnresolvable,

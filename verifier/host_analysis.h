@@ -33,6 +33,7 @@ struct AllocInfo {
   // Coverage (coverage.cc): dispatch descriptors, then inheritance on top.
   Devices dispatch_cov;
   bool dispatched = false;
+  bool unplaced = false;  // passed to a dispatch without device=, which covers nothing
   Devices coverage;
   bool covered = false;
 

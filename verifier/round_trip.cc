@@ -36,6 +36,8 @@ void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
     // The text is our own printout, not user input: the size limit that protects the
     // parser from hostile bytes must not reject a large but correct program.
     options.max_input_bytes = std::max(options.max_input_bytes, text.size() + 1);
+    // Nor may the nesting limit: the program may have been parsed with a raised one.
+    options.max_nesting_depth = kMaxNestingDepthLimit;
     options.filename = "<round-trip of " + pname + ">";
     reparsed = ParseProgram(text, options);
   } catch (const cds::ValueError& e) {

@@ -113,7 +113,7 @@ int ViewAlloc(const ProgramModel& m, int value) {
 std::vector<Coverage> DispatchCoverage(const ProgramModel& m) {
   std::vector<Coverage> cov(m.allocs.size());
   for (const DispatchModel& d : m.dispatches) {
-    if (!IsDispatchTarget(m.functions[d.callee])) continue;
+    if (!IsDispatchTarget(m.functions[d.callee]) || d.form == DeviceForm::kUnplaced) continue;
     std::optional<Coverage> desc = DeviceDescriptor(m, d);
     if (!desc) continue;
     for (int a : d.args) {
@@ -375,7 +375,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
     }
     for (const DispatchModel& d : m.dispatches) {
-      if (d.function == h && IsDispatchTarget(m.functions[d.callee]) && !DeviceDescriptor(m, d)) {
+      if (d.function == h && IsDispatchTarget(m.functions[d.callee]) &&
+          d.form != DeviceForm::kUnplaced && !DeviceDescriptor(m, d)) {
         e.problems.push_back(fmt::format("{}: unsupported device= of a dispatch to {}", fn,
                                          m.functions[d.callee].name));
       }

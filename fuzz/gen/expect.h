@@ -59,11 +59,14 @@ bool IsDispatchTarget(const FunctionModel& f);
 Coverage LoopCoverage(const LoopModel& loop);
 bool LoopIsEmpty(const LoopModel& loop);
 // The descriptor of a dispatch's device=, or nullopt for a form the pass rejects.
+// A dispatch without device= (DeviceForm::kUnplaced) has no descriptor and is no
+// error: the runtime places it, and it covers no device.
 std::optional<Coverage> DeviceDescriptor(const ProgramModel& m, const DispatchModel& d);
 // The alloc a value resolves to as a window view, or -1.
 int ViewAlloc(const ProgramModel& m, int value);
 // Dispatch-derived coverage of every alloc (indexed like m.allocs; empty for
-// allocs no dispatch reaches). Invalid device forms are skipped.
+// allocs no dispatch reaches). Unplaced dispatches and invalid device forms add
+// nothing.
 std::vector<Coverage> DispatchCoverage(const ProgramModel& m);
 // The (paired alloc -> inheriting alloc) edges of a collective: signal and
 // recv_counts inherit from data (allreduce/broadcast/reduce_scatter) or target

@@ -168,6 +168,7 @@ FeatureSet ProgramModel::UsedFeatures() const {
     if (!IsDispatchTarget(functions[d.callee])) continue;
     if (d.loop_context.empty()) set(Feature::kDeviceOutsideLoop);
     if (d.form == DeviceForm::kConst && !d.loop_context.empty()) set(Feature::kDeviceConst);
+    if (d.form == DeviceForm::kUnplaced) set(Feature::kDeviceUnplaced);
     if (d.loop_context.size() >= 2) set(Feature::kNestedLoop);
   }
   for (const CollectiveModel& c : collectives) {
@@ -558,7 +559,11 @@ class Generator {
     std::vector<int> args = DispatchArgs(callee, -1, true);
     DeviceForm form = DeviceForm::kConst;
     int var = -1, loop = -1;
-    if (!loop_stack_.empty() && !(On(Feature::kDeviceConst) && c_.Chance(1, 4))) {
+    if (On(Feature::kDeviceUnplaced) && c_.Chance(1, 4)) {
+      // Placed by the runtime: no coverage. Finalize covers its views' allocs if
+      // no placed dispatch does.
+      form = DeviceForm::kUnplaced;
+    } else if (!loop_stack_.empty() && !(On(Feature::kDeviceConst) && c_.Chance(1, 4))) {
       // Innermost loops are likelier, but any enclosing loop variable is a valid device.
       const size_t depth = loop_stack_.size();
       const size_t pick = c_.Chance(2, 3) ? depth - 1 : c_.Index(depth);
@@ -1823,11 +1828,19 @@ class Planter {
         spec.message_any_of = {"allreduce", m_.allocs[p_alloc].name};
         break;
       }
-      case InvalidKind::kDeviceMissing: {
-        std::vector<int> args = g_.DispatchArgs(callee, x, false);
-        g_.EmitDispatch(callee, args, DeviceForm::kMissing, 0, -1, -1, false);
-        spec.stmt = last_id();
-        spec.message_any_of = {"has no device="};
+      case InvalidKind::kOnlyUnplacedDispatch: {
+        // Every view of a fresh alloc goes only to dispatches without device=
+        // (once, or in a loop): the runtime places them, so the alloc has no coverage.
+        const int a = g_.EmitAlloc();
+        spec.stmt = m_.allocs[a].stmt;
+        spec.message_any_of = {m_.allocs[a].name};
+        std::vector<int> args = g_.DispatchArgs(callee, a, false);
+        auto emit = [&] { g_.EmitDispatch(callee, args, DeviceForm::kUnplaced, 0, -1, -1, false); };
+        if (c_.Bool()) {
+          emit();
+        } else {
+          g_.EmitFor(g_.NewLoop(LoopForm::kStop, 0, c_.Int(1, 4), 1, -1), emit);
+        }
         break;
       }
       case InvalidKind::kDeviceLoopNonconstBounds:

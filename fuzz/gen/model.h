@@ -38,6 +38,7 @@ namespace cds::fuzz {
   X(Rebind, "rebind")                      /* a view name bound twice */           \
   X(DeviceConst, "device_const")           /* device=2 */                          \
   X(DeviceOutsideLoop, "dispatch_outside_loop")                                    \
+  X(DeviceUnplaced, "dispatch_unplaced")   /* self.f(x): no device= */             \
   X(LoopWorldSize, "loop_world_size") /* pl.range(pld.world_size()) */             \
   X(LoopRange, "loop_range")          /* pl.range(N) */                            \
   X(LoopStartStop, "loop_start_stop") /* pl.range(a, b) and (a, b, 1) */           \
@@ -303,11 +304,11 @@ struct LoopModel {
 enum class DeviceForm : uint8_t {
   kConst,       // device=N, N >= 0
   kLoopVar,     // device=r, r an enclosing for loop's variable
+  kUnplaced,    // no device=: the runtime places it, it covers no device
   // Invalid:
   kNegative,    // device=-1
   kNotLoopVar,  // device=d, d a scalar temp
   kExpr,        // device=r + 1
-  kMissing,     // no device= at all
 };
 
 struct DispatchModel {
@@ -446,7 +447,7 @@ ProgramModel GenerateModel(Choices& choices, const GenOptions& options);
   X(AllReduceArity, "allreduce_arity")                                    \
   X(CollectiveNotView, "collective_not_view")                             \
   X(NoTransitiveCoverage, "no_transitive_coverage")                      \
-  X(DeviceMissing, "device_missing")           /* self.f(x) */             \
+  X(OnlyUnplacedDispatch, "only_unplaced_dispatch") /* self.f(x) alone */ \
   X(DeviceLoopNonconstBounds, "device_loop_nonconst_bounds")              \
   X(DeviceRangeNegativeStart, "device_range_negative_start")              \
   X(DeviceRangeTooLarge, "device_range_too_large") /* pl.range(0, 1e5) */ \

@@ -184,7 +184,7 @@ class TextWriter {
       case DeviceForm::kLoopVar:
       case DeviceForm::kNotLoopVar: return Name(d.device_var);
       case DeviceForm::kExpr: return fmt::format("{} + {}", Name(d.device_var), d.constant);
-      case DeviceForm::kMissing: return "";
+      case DeviceForm::kUnplaced: return "";
     }
     return "?";
   }
@@ -192,7 +192,7 @@ class TextWriter {
   std::string DispatchText(const DispatchModel& d, const std::string* first_arg = nullptr) const {
     std::vector<std::string> args;
     for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? *first_arg : Name(d.args[i]));
-    if (d.form != DeviceForm::kMissing) args.push_back(fmt::format("device={}", DeviceText(d)));
+    if (d.form != DeviceForm::kUnplaced) args.push_back(fmt::format("device={}", DeviceText(d)));
     return fmt::format("self.{}({})", m_.functions[d.callee].name, fmt::join(args, ", "));
   }
 
@@ -503,7 +503,7 @@ class IRBuilder {
       case DeviceForm::kLoopVar:
       case DeviceForm::kNotLoopVar: return Use(d.device_var);
       case DeviceForm::kExpr: return ir::Add(Use(d.device_var), ir::Int(d.constant));
-      case DeviceForm::kMissing: return nullptr;  // MakeFunctionCall then sets no device attr
+      case DeviceForm::kUnplaced: return nullptr;  // MakeFunctionCall then sets no device attr
     }
     return nullptr;
   }

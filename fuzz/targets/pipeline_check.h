@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "fuzz/gen/compare.h"
 #include "fuzz/gen/generate.h"
 #include "ir/builder.h"
@@ -30,7 +31,6 @@
 #include "ir/stmt.h"
 #include "ir/structural_equal.h"
 #include "pass/materialize_comm_domain_scopes.h"
-#include "tools/driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::fuzz::check {

@@ -494,7 +494,9 @@ std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
   switch (p.invalid->kind) {
     case InvalidKind::kDeadAlloc:
     case InvalidKind::kUnconsumedAlloc:
-    case InvalidKind::kEmptyCoverage: return {"pld.alloc_window_buffer(", p.invalid->message_any_of[0] + " = "};
+    case InvalidKind::kEmptyCoverage:
+    case InvalidKind::kOnlyUnplacedDispatch:
+      return {"pld.alloc_window_buffer(", p.invalid->message_any_of[0] + " = "};
     case InvalidKind::kDuplicateName: return {"pl._dump.alloc_window_buffer(", "name=\""};
     case InvalidKind::kDeviceStep:
     case InvalidKind::kDeviceNotLoopVar:
@@ -504,7 +506,6 @@ std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
     case InvalidKind::kDeviceLoopNonconstBounds:
     case InvalidKind::kDeviceRangeNegativeStart:
     case InvalidKind::kDeviceRangeTooLarge: return {"self.", "device="};
-    case InvalidKind::kDeviceMissing: return {"self.", "("};
     case InvalidKind::kBarrierUncovered: return {"pld.tensor.barrier("};
     case InvalidKind::kAllToAllVInFor:
     case InvalidKind::kAllToAllVInWhile: return {"pld.tensor.all_to_all_v("};

@@ -1,18 +1,12 @@
 // The node arena (ir/node_arena.h): chunks go back when their last node dies,
-// whichever thread frees it; large objects; NodeStream; the prefaulting helper;
-// use after free under ASan.
+// whichever thread frees it; large objects; NodeStream; populating; use after
+// free under ASan.
 //
 // Chunk counts are process-wide, so each test compares against a baseline taken
 // after this thread has moved on from its current chunk (see FreshChunk).
 
 #include "ir/node_arena.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -76,10 +70,7 @@ class NodeArenaTest : public ::testing::Test {
  protected:
   // The shared type nodes are made on first use and never die: have them made
   // here, not on a test's thread whose chunk they would then keep alive.
-  void SetUp() override {
-    ASSERT_TRUE(node_arena::enabled) << "run without CDS_NODE_ARENA=off";
-    (void)Add(Int(0), Int(1));
-  }
+  void SetUp() override { (void)Add(Int(0), Int(1)); }
 };
 
 TEST_F(NodeArenaTest, NodesAreUsableAndPacked) {
@@ -235,100 +226,6 @@ TEST(PopulateForWriteTest, KeepsWhatIsWritten) {
   buffer[kBytes / 2] = 0;  // and the memory is still writable
   EXPECT_EQ(buffer[kBytes / 2], 0);
 }
-
-#ifndef CDS_NODE_ARENA_ASAN
-// Maps and keeps more than the 32 MiB after which the arena treats the process as
-// building a large IR (populated chunks, and the prefaulting helper).
-std::vector<std::shared_ptr<Block>> FillPastTheLargeIrThreshold() {
-  std::vector<std::shared_ptr<Block>> blocks;
-  for (size_t i = 0; i < 48 * 16; ++i) blocks.push_back(Place<Block>());  // 48 chunks' worth
-  return blocks;
-}
-
-bool PrefaultOff() {
-  const char* v = std::getenv("CDS_PREFAULT");
-  const char* p = std::getenv("CDS_POPULATE");
-  return (v && std::strcmp(v, "off") == 0) || (p && std::strcmp(p, "off") == 0);
-}
-
-// Once a process is building a large IR, a helper keeps fresh chunks mapped and
-// faulted in; the chunks it hands over are ordinary ones. With CDS_PREFAULT=off
-// (the node_arena_test.no_prefault run) there is no helper.
-TEST(PrefaultTest, AHelperPreparesChunksForALargeIr) {
-  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off";
-  auto blocks = FillPastTheLargeIrThreshold();
-  int64_t ready = 0;
-  const int polls = PrefaultOff() ? 20 : 500;  // 10 ms each
-  for (int i = 0; i < polls && ready == 0; ++i) {
-    ready = GetStats().chunks_prefaulted;
-    if (ready == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (PrefaultOff()) {
-    EXPECT_EQ(ready, 0);
-    return;
-  }
-  ASSERT_GT(ready, 0) << "no chunk prepared 5 s after the threshold";
-  // Take the prepared chunks (and more): usable, zeroed like any fresh mapping.
-  for (int i = 0; i < 8 * 16; ++i) {
-    auto b = Place<Block>();
-    for (char c : b->bytes) ASSERT_EQ(c, 0);
-    std::memset(b->bytes, 0x5a, sizeof b->bytes);
-    blocks.push_back(std::move(b));
-  }
-  blocks.clear();
-}
-
-// PopulateAhead hands the range to the helper once it runs (or does it itself):
-// either way, what the memory holds stays, partial pages at the ends included.
-TEST(PrefaultTest, PopulateAheadKeepsWhatIsWritten) {
-  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off";
-  auto blocks = FillPastTheLargeIrThreshold();
-  constexpr size_t kBytes = size_t{6} << 20;
-  std::vector<unsigned char> buffer(kBytes);
-  for (size_t i = 0; i < kBytes; ++i) buffer[i] = static_cast<unsigned char>(i * 13 + 5);
-  for (int round = 0; round < 4; ++round) {
-    node_arena::PopulateAhead(buffer.data() + 100 + round, kBytes - 300);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the helper run
-  }
-  size_t changed = 0;
-  for (size_t i = 0; i < kBytes; ++i) changed += buffer[i] != static_cast<unsigned char>(i * 13 + 5);
-  EXPECT_EQ(changed, 0u);
-}
-
-// A child forked while the helper runs has no helper: the fork handler resets the
-// helper's state, so the child neither counts the parent's ready chunks as its own
-// nor waits for a helper (or a mutex the helper held) that did not come along; it
-// maps its own chunks.
-TEST(PrefaultTest, AForkedChildStartsWithoutTheHelper) {
-  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off";
-  if (PrefaultOff()) GTEST_SKIP() << "CDS_PREFAULT=off: no helper to fork around";
-  auto blocks = FillPastTheLargeIrThreshold();
-  for (int i = 0; i < 500 && GetStats().chunks_prefaulted < 2; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(GetStats().chunks_prefaulted, 2) << "the helper did not stock its two chunks";
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    if (GetStats().chunks_prefaulted != 0) _exit(2);  // the parent's stock, not reset
-    std::vector<std::shared_ptr<Block>> more;
-    for (int i = 0; i < 32 * 16; ++i) more.push_back(Place<Block>());
-    _exit(more.size() == 32 * 16 ? 0 : 1);
-  }
-  int status = 0;
-  pid_t done = 0;
-  for (int i = 0; i < 1000 && done == 0; ++i) {
-    done = waitpid(child, &status, WNOHANG);
-    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (done == 0) {
-    kill(child, SIGKILL);
-    waitpid(child, &status, 0);
-    FAIL() << "the forked child hung taking chunks";
-  }
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the child saw the parent's ready chunks";
-}
-#endif
 
 #ifdef CDS_NODE_ARENA_ASAN
 TEST(NodeArenaDeathTest, UseAfterFreeIsReported) {

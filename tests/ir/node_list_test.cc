@@ -155,7 +155,6 @@ TEST(NodeListTest, TakesTheTailOfAVector) {
 // point of NodeList. A builder converts the vector just before making the node,
 // so here the list sits right before the Call (and its GlobalVar).
 TEST(NodeListTest, ANodesListFollowsIt) {
-  if (!node_arena::enabled) GTEST_SKIP() << "CDS_NODE_ARENA=off: lists are on the heap";
   VarPtr x = IntVar("x");
   std::vector<ExprPtr> args{x, Int(1), Int(2)};
   CallPtr call = MakeFunctionCall("f", std::move(args), nullptr, UnknownType::Get());

@@ -283,25 +283,43 @@ TEST_F(OpRegistryTest, AllReduceErrors) {
 }
 
 TEST_F(OpRegistryTest, Broadcast) {
-  CallPtr c = MakeOpCall(ops::kBroadcast, {data, signal}, {{"root", int64_t{0}}});
+  const Kwargs root{{"root", int64_t{0}}};
+  CallPtr c = MakeOpCall(ops::kBroadcast, {data, signal}, root);
   EXPECT_EQ(c->type, data->type);
-  ExpectValueError([&] { MakeOpCall(ops::kBroadcast, {data}, {}, kAt); },
+  ExpectValueError([&] { MakeOpCall(ops::kBroadcast, {data}, root, kAt); },
                    "pld.tensor.broadcast takes 2 positional arguments, got 1");
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kBroadcast, {data, fp_signal}, {}, kAt);
+        MakeOpCall(ops::kBroadcast, {data, fp_signal}, root, kAt);
       },
       "pld.tensor.broadcast: signal must be an INT32 window view, got FP32");
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kBroadcast, {local, signal}, {}, kAt);
+        MakeOpCall(ops::kBroadcast, {local, signal}, root, kAt);
       },
       "pld.tensor.broadcast: data must be a pld.DistributedTensor window view");
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kBroadcast, {data, signal}, sum, kAt);
+        MakeOpCall(ops::kBroadcast, {data, signal}, {{"root", int64_t{0}}, {"op", EnumAttr{"x"}}},
+                   kAt);
       },
       "unexpected keyword argument 'op'");
+  // PyPTO requires the root rank, a non-negative integer.
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kBroadcast, {data, signal}, {}, kAt);
+      },
+      "pld.tensor.broadcast requires keyword argument 'root='");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kBroadcast, {data, signal}, {{"root", int64_t{-1}}}, kAt);
+      },
+      "pld.tensor.broadcast: root= must be a non-negative integer");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kBroadcast, {data, signal}, {{"root", std::string("0")}}, kAt);
+      },
+      "root= must be a non-negative integer");
 }
 
 TEST_F(OpRegistryTest, ReduceScatterNeedsTwoDimensionalData) {
@@ -328,8 +346,11 @@ TEST_F(OpRegistryTest, ReduceScatterNeedsTwoDimensionalData) {
 }
 
 TEST_F(OpRegistryTest, Barrier) {
+  // The signal comes back (PyPTO: `signal = pld.tensor.barrier(signal)`).
   CallPtr c = MakeOpCall(ops::kBarrier, {signal});
-  EXPECT_EQ(c->type, UnknownType::Get());
+  EXPECT_EQ(c->type, signal->type);
+  ExpectValueError([&] { MakeOpCall(ops::kBarrier, {local}, {}, kAt); },
+                   "pld.tensor.barrier: signal must be a pld.DistributedTensor window view");
   ExpectValueError([&] { MakeOpCall(ops::kBarrier, {fp_signal}, {}, kAt); },
                    "pld.tensor.barrier: signal must be an INT32 window view, got FP32");
   ExpectValueError([&] { MakeOpCall(ops::kBarrier, {}, {}, kAt); },
@@ -346,16 +367,13 @@ TEST_F(OpRegistryTest, AllGatherAndAllToAllReturnTypeOfTarget) {
           MakeOpCall(op, {data, target}, {}, kAt);
         },
         "takes 3 positional arguments, got 2");
-    if (op == ops::kAllGather) {
-      // PyPTO's own allgather programs gather a local tensor into the window.
-      EXPECT_EQ(MakeOpCall(op, {local, target, signal})->type, target->type);
-    } else {
-      ExpectValueError(
-          [&] {
-            MakeOpCall(op, {local, target, signal}, {}, kAt);
-          },
-          std::string(op) + ": input must be a pld.DistributedTensor window view");
-    }
+    // The input may be local data (a pl.Tensor, as in PyPTO's kernels) or a window.
+    EXPECT_EQ(MakeOpCall(op, {local, target, signal})->type, target->type);
+    ExpectValueError(
+        [&] {
+          MakeOpCall(op, {Int(3), target, signal}, {}, kAt);
+        },
+        std::string(op) + ": input must be a pl.Tensor or a pld.DistributedTensor");
     ExpectValueError(
         [&] {
           MakeOpCall(op, {data, local, signal}, {}, kAt);
@@ -378,6 +396,20 @@ TEST_F(OpRegistryTest, AllToAllV) {
   ExprPtr counts = Window("counts", {8}, DataType::kInt32);
   CallPtr c = MakeOpCall(ops::kAllToAllV, {data, target, signal, counts, counts});
   EXPECT_EQ(c->type, target->type);
+  // Input and send counts may be local tensors (a kernel's own data).
+  ExprPtr local_counts = MakeVar("lc", TensorTy(Shape({8, 1}), DataType::kInt32));
+  EXPECT_EQ(MakeOpCall(ops::kAllToAllV, {local, target, signal, local_counts, counts})->type,
+            target->type);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kAllToAllV, {data, target, signal, local, counts}, {}, kAt);
+      },
+      "send_counts must be an INT32 pl.Tensor or pld.DistributedTensor, got FP32");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kAllToAllV, {data, target, signal, counts, fp_signal}, {}, kAt);
+      },
+      "recv_counts must be an INT32 window view, got FP32");
   ExpectValueError(
       [&] {
         MakeOpCall(ops::kAllToAllV, {data, target, signal, counts}, {}, kAt);

@@ -118,6 +118,25 @@ TEST(McdsDevices, EmptyRangeIsEmptyCoverageNeverAll) {
   EXPECT_EQ(e.line, 2);  // the alloc
 }
 
+// No device=: the runtime places the dispatch; it covers no device and is no error.
+TEST(McdsDevices, DispatchWithoutDeviceAddsNoCoverage) {
+  auto p = OneAlloc([](Body& b, const VarPtr& d) {
+    b.Dispatch("chip_orch", {d}, nullptr, 4);
+    b.Dispatch("chip_orch", {d}, Int(3), 5);
+    b.Range("r", 2, 6, [&](Body& in, const VarPtr&) { in.Dispatch("chip_orch", {d}, nullptr, 7); });
+  });
+  EXPECT_EQ(DevicesOf(p), Ids({3}));
+}
+
+TEST(McdsDevices, AllocReachingOnlyDispatchesWithoutDeviceIsRejectedAtTheAlloc) {
+  auto p = OneAlloc([](Body& b, const VarPtr& d) { b.Dispatch("chip_orch", {d}, nullptr, 4); });
+  CaughtError e = ErrorOfProgram(p);
+  ASSERT_TRUE(e.thrown);
+  EXPECT_THAT(e.message, HasSubstr("'buf' is not consumed by any chip orchestrator dispatch"));
+  EXPECT_THAT(e.message, HasSubstr("without device= is placed at run time"));
+  EXPECT_EQ(e.line, 2);  // the alloc
+}
+
 struct BadDevice {
   const char* label;
   std::function<void(Body&, const VarPtr&)> build;  // dispatch on line 9
@@ -183,9 +202,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadDevice{"NegativeConstant",
                   [](Body& b, const VarPtr& d) { b.Dispatch("chip_orch", {d}, Int(-1), 9); },
                   "negative constant (-1)"},
-        BadDevice{"MissingDevice",
-                  [](Body& b, const VarPtr& d) { b.Dispatch("chip_orch", {d}, nullptr, 9); },
-                  "has no device="},
         BadDevice{"NonConstantBound",
                   [](Body& b, const VarPtr& d) {
                     VarPtr m = b.Let("m", Binary(BinaryOp::kAdd, Int(1), Int(1)), 4);
@@ -743,6 +759,28 @@ TEST(McdsIdentity, ProgramWithoutAllocsIsTheSamePointer) {
   b.Ret({x}, 3);
   auto p = Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b, {x})});
   EXPECT_EQ(MaterializeCommDomainScopes(p), p);
+}
+
+TEST(McdsIdentity, HostWithoutAllocsMayDispatchWithoutDevice) {
+  Body b;
+  VarPtr x = MakeVar("x", TensorTy(Shape({64}), DataType::kFP32));
+  b.Dispatch("chip_orch", {x}, nullptr, 2);
+  b.Ret({x}, 3);
+  auto p = Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b, {x})});
+  EXPECT_EQ(MaterializeCommDomainScopes(p), p);
+}
+
+// The scan's checks hold without allocs too: a device= that is present must be valid.
+TEST(McdsIdentity, HostWithoutAllocsStillRejectsABadDevice) {
+  Body b;
+  VarPtr x = MakeVar("x", TensorTy(Shape({64}), DataType::kFP32));
+  b.Dispatch("chip_orch", {x}, Int(-1), 2);
+  b.Ret({x}, 3);
+  CaughtError e =
+      ErrorOfProgram(Prog({ChipOrch("chip_orch", {F32View()}), Host("host_orch", b, {x})}));
+  ASSERT_TRUE(e.thrown);
+  EXPECT_THAT(e.message, HasSubstr("negative constant (-1)"));
+  EXPECT_EQ(e.line, 2);
 }
 
 TEST(McdsIdentity, NonHostFunctionsAreTheSamePointer) {

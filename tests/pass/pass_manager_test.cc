@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "driver/driver.h"
 #include "tests/pass/pass_test_util.h"
-#include "tools/driver/driver.h"
 
 namespace cds::pass::testing {
 namespace {

@@ -4,6 +4,7 @@
 
 #include "ir/ir.h"
 #include "tests/verifier/mutators.h"
+#include "verifier/orchestrators.h"
 
 namespace cds::prop {
 
@@ -106,7 +107,7 @@ std::optional<ProgramPtr> EditChain(
     const ProgramPtr& p,
     const std::function<StmtPtr(std::vector<CommDomainScopeStmtPtr>&, StmtPtr&)>& f) {
   for (const auto& fn : p->functions) {
-    if (!fn->IsHostOrchestrator()) continue;
+    if (!verify::IsHostOrchestrator(*fn)) continue;
     StmtPtr inner;
     std::vector<CommDomainScopeStmtPtr> scopes = Chain(fn->body, &inner);
     if (scopes.empty()) continue;
@@ -262,7 +263,7 @@ std::vector<MalformedMutator> Build() {
   m.push_back({"null-chip-parameter", "CDS-V029", true,
                [](const ProgramPtr& p) -> std::optional<ProgramPtr> {
                  for (const auto& fn : p->functions) {
-                   if (!fn->IsChipOrchestrator() || fn->params.empty()) continue;
+                   if (!verify::IsChipOrchestrator(*fn) || fn->params.empty()) continue;
                    auto c = ir::MakeNode<Function>(*fn);
                    c->params[0] = nullptr;
                    return ReplaceFunction(p, fn, c);
@@ -351,7 +352,7 @@ std::vector<MalformedMutator> Build() {
          std::vector<FunctionPtr> fns;
          bool dropped = false;
          for (const auto& f : p->functions) {
-           if (!dropped && !f->IsHostOrchestrator()) {
+           if (!dropped && !verify::IsHostOrchestrator(*f)) {
              dropped = true;
              continue;
            }
@@ -363,7 +364,7 @@ std::vector<MalformedMutator> Build() {
   m.push_back(
       {"added-function", "CDS-V026", false, [](const ProgramPtr& p) -> std::optional<ProgramPtr> {
          for (const auto& f : p->functions) {
-           if (f->IsHostOrchestrator()) continue;
+           if (verify::IsHostOrchestrator(*f)) continue;
            auto extra = ir::MakeNode<Function>(*f);
            extra->name = f->name + "_extra";
            std::vector<FunctionPtr> fns = p->functions;
@@ -476,7 +477,7 @@ ProgramPtr ReplaceFunction(const ProgramPtr& program, const FunctionPtr& fn,
 std::optional<ProgramPtr> EditFirstHostStmt(const ProgramPtr& program,
                                             const std::function<StmtPtr(const StmtPtr&)>& edit) {
   for (const auto& fn : program->functions) {
-    if (!fn->IsHostOrchestrator()) continue;
+    if (!verify::IsHostOrchestrator(*fn)) continue;
     bool done = false;
     StmtPtr body = EditIn(fn->body, edit, done);
     if (done) return ReplaceFunction(program, fn, WithBody(fn, body));
@@ -493,7 +494,7 @@ ProgramPtr ReshapeInput(const ProgramPtr& program, uint64_t seed) {
   Reshaper r(seed);
   std::vector<FunctionPtr> fns;
   for (const auto& f : program->functions) {
-    fns.push_back(f->IsHostOrchestrator() ? WithBody(f, r.Body(f->body)) : f);
+    fns.push_back(verify::IsHostOrchestrator(*f) ? WithBody(f, r.Body(f->body)) : f);
   }
   return WithFunctions(program, std::move(fns));
 }
@@ -502,7 +503,7 @@ ProgramPtr StripScopes(const ProgramPtr& program) {
   std::vector<FunctionPtr> fns;
   for (const auto& f : program->functions) {
     StmtPtr inner;
-    if (f->IsHostOrchestrator() && !Chain(f->body, &inner).empty()) {
+    if (verify::IsHostOrchestrator(*f) && !Chain(f->body, &inner).empty()) {
       fns.push_back(WithBody(f, inner));
     } else {
       fns.push_back(f);

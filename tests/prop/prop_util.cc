@@ -6,11 +6,12 @@
 #include <fmt/ranges.h>
 #include <rapidcheck.h>
 
+#include "driver/driver.h"
 #include "ir/dispatch.h"
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/visitor.h"
-#include "tools/driver/driver.h"
+#include "verifier/orchestrators.h"
 
 namespace cds::prop {
 
@@ -84,7 +85,7 @@ class Renamer final : public ir::IRMutator {
 std::vector<ObservedFunction> ObserveScopes(const ir::ProgramPtr& program) {
   std::vector<ObservedFunction> out;
   for (const ir::FunctionPtr& f : program->functions) {
-    if (!f->IsHostOrchestrator()) continue;
+    if (!verify::IsHostOrchestrator(*f)) continue;
     ScopeReader reader;
     reader.VisitNode(f->body);
     ObservedFunction of{f->name, {}};

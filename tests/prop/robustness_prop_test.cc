@@ -26,6 +26,7 @@
 #include "tests/prop/prop_gen.h"
 #include "fuzz/targets/pipeline_check.h"
 #include "tests/prop/prop_util.h"
+#include "verifier/orchestrators.h"
 #include "verifier/verifier.h"
 
 namespace cds::prop {
@@ -261,7 +262,7 @@ TEST(SynthesisProperty, DefaultCoreNumSizesSignals) {
     }
     std::map<std::string, int64_t> got;
     for (const auto& fn : out->functions) {
-      if (!fn->IsHostOrchestrator()) continue;
+      if (!verify::IsHostOrchestrator(*fn)) continue;
       ForEachStmtUnder(fn->body, [&](const ir::StmtPtr& s) {
         if (s->kind() != ir::NodeKind::kAssignStmt) return;
         const auto& a = static_cast<const ir::AssignStmt&>(*s);
@@ -322,7 +323,7 @@ TEST(PipelineProperty, ReparsedOutputVerifiesAndRematerializes) {
 size_t CountTaggedAllReduces(const ir::ProgramPtr& program) {
   size_t n = 0;
   for (const auto& fn : program->functions) {
-    if (!fn->IsHostOrchestrator()) continue;
+    if (!verify::IsHostOrchestrator(*fn)) continue;
     ForEachStmtUnder(fn->body, [&](const ir::StmtPtr& s) {
       ir::ExprPtr v;
       if (s->kind() == ir::NodeKind::kEvalStmt) v = static_cast<const ir::EvalStmt&>(*s).expr;
@@ -401,11 +402,11 @@ TEST(VerifierProperty, FlagsThePlantedDefectOfInvalidInputs) {
       {fuzz::InvalidKind::kDeviceExpr, "CDS-V021", "expression"},
       {fuzz::InvalidKind::kDeviceNegative, "CDS-V021", "negative"},
       {fuzz::InvalidKind::kDeviceWorldSizeStart, "CDS-V021", "start other than 0"},
-      {fuzz::InvalidKind::kDeviceMissing, "CDS-V021", "missing"},
       {fuzz::InvalidKind::kDeviceLoopNonconstBounds, "CDS-V021", "neither constants"},
       {fuzz::InvalidKind::kDeviceRangeTooLarge, "CDS-V021", "more devices"},
       {fuzz::InvalidKind::kEmptyCoverage, "CDS-V020", "empty device set"},
       {fuzz::InvalidKind::kUnconsumedAlloc, "CDS-V020", "no dispatch consumes"},
+      {fuzz::InvalidKind::kOnlyUnplacedDispatch, "CDS-V020", "without device= cover no device"},
   };
   for (const Case& c : cases) {
     CheckProperty(

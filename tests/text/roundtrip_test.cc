@@ -46,7 +46,7 @@ TEST(TextRoundTrip, UserFormHostProgram) {
                                          Assign(data, view), loop, Eval(ar), Return({Int(0)})},
                                         {ScalarTy(DataType::kInt64)})});
   EXPECT_TRUE(RoundTrips(p));
-  // Expected text written by hand from DESIGN §3 and docs/ir-conventions.md.
+  // Expected text written by hand from docs/text-format.md and docs/ir-conventions.md.
   const std::string expected =
       "@pl.program\n"
       "class P:\n"
@@ -195,6 +195,27 @@ TEST(TextRoundTrip, CallsNeedingDumpForm) {
   EXPECT_TRUE(
       RoundTrips(Prog({ChipOrch(), Host("h", {Assign(n, ws), Eval(opaque), Eval(wrong_dispatch),
                                               Assign(p, unnamed_alloc)})})));
+}
+
+// Tuple values (parenthesized) and lists of every length, nested in each other,
+// as values, call arguments and return values.
+TEST(TextRoundTrip, TupleValues) {
+  auto paren = [](std::vector<ExprPtr> e) { return ir::MakeNode<MakeTuple>(std::move(e), true); };
+  VarPtr a = MakeVar("a", ScalarTy(DataType::kInt32));
+  ExprPtr empty = paren({});
+  ExprPtr one = paren({a});
+  ExprPtr nested = paren({one, empty, Tuple({a, Int(2)}), Tuple({}), paren({a, paren({a})})});
+  VarPtr x = MakeVar("x", one->type), y = MakeVar("y", nested->type);
+  auto call = MakeOpCallWithType("pl.opaque", {one, nested}, {}, UnknownType::Get());
+  ProgramPtr p = Prog({Host("h",
+                            {Assign(a, Int(1)), Assign(x, one), Assign(y, nested), Eval(call),
+                             Return({paren({x, y}), empty})},
+                            {paren({x, y})->type, empty->type})});
+  EXPECT_TRUE(RoundTrips(p));
+  // A tuple and a list of the same elements are different text, and different IR.
+  EXPECT_FALSE(StructuralEqual(paren({a}), Tuple({a})));
+  EXPECT_NE(StructuralHash(paren({a})), StructuralHash(Tuple({a})));
+  EXPECT_EQ(StructuralHash(paren({a})), StructuralHash(paren({a})));
 }
 
 }  // namespace

@@ -10,10 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/driver.h"
 #include "ir/builder.h"
 #include "ir/op_registry.h"
 #include "tests/text/roundtrip_util.h"
-#include "tools/driver/driver.h"
+#include "verifier/orchestrators.h"
 
 namespace cds::ir {
 namespace {
@@ -73,7 +74,7 @@ void CollectAllocNames(const StmtPtr& s, std::unordered_map<const Var*, std::str
 std::vector<std::string> ScopeLines(const Program& p) {
   std::vector<std::string> lines;
   for (const auto& f : p.functions) {
-    if (!f->IsHostOrchestrator()) continue;
+    if (!verify::IsHostOrchestrator(*f)) continue;
     std::unordered_map<const Var*, std::string> names;
     CollectAllocNames(f->body, &names);
     StmtPtr s = f->body;

@@ -222,7 +222,8 @@ ProgramPtr SingleAllocAll(bool m) {
 }
 
 // Several domains: ALL through a world_size Var bound, subsets from pl.range(N),
-// pl.range(a, b) and constants; two allocs with equal coverage share a scope.
+// pl.range(a, b) and constants; two allocs with equal coverage share a scope. A
+// dispatch without device= (placed at run time) adds nothing to c's coverage.
 ProgramPtr Subsets(bool m) {
   auto chip = ChipOrch("chip_orch", {{64}});
   HostBuilder b(m, "subsets.pyir");
@@ -245,6 +246,7 @@ ProgramPtr Subsets(bool m) {
   b.Dispatch("chip_orch", {vc}, Int(3), ret);
   VarPtr j = b.BeginFor("j", Int(2), Int(4));
   b.Dispatch("chip_orch", {vc}, j, ret);
+  b.Dispatch("chip_orch", {vc}, nullptr, ret);
   b.EndFor();
   b.Dispatch("chip_orch", {vd}, Int(1), ret);
   b.Dispatch("chip_orch", {vd}, Int(0), ret);

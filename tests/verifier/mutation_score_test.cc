@@ -21,11 +21,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "driver/driver.h"
 #include "fuzz/gen/generate.h"
 #include "ir/parser.h"
 #include "tests/verifier/fixtures.h"
 #include "tests/verifier/mutators.h"
-#include "tools/driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::verify::testing {

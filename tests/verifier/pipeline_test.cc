@@ -6,7 +6,7 @@
 #include "ir/ir.h"
 #include "tests/verifier/fixtures.h"
 #include "tests/verifier/mutators.h"
-#include "tools/driver/driver.h"
+#include "driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::verify::testing {

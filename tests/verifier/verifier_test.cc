@@ -280,6 +280,29 @@ TEST(VerifierCoverage, DeviceDescriptors) {
   EXPECT_FALSE(DeviceDescriptor(Add(r, Int(1)), loops).ok);
 }
 
+// A dispatch without device= is placed at run time: no V021, and no coverage, so
+// an alloc it alone consumes gets none (V020, which says why).
+TEST(VerifierCoverage, DispatchWithoutDeviceCoversNothing) {
+  auto chip = ChipOrch("chip_orch", {{64}});
+  HostBuilder b(true, "unplaced.pyir");
+  VarPtr buf = b.Alloc("buf", Int(256));
+  VarPtr data = b.Window("data", buf, Shape({64}), DataType::kFP32);
+  b.Dispatch("chip_orch", {data}, nullptr, ChipReturnType(chip));
+  b.Return({Int(0)});
+  auto body = b.Body({{"comm_d0", DeviceSet{false, {0}}, {buf}}});
+  auto p = ir::MakeNode<Program>("P", std::vector<VarPtr>{},
+                                 std::vector<FunctionPtr>{chip, HostFunction("host_orch", body)});
+  auto diags = VerifyProgram(p, NoRoundTrip());
+  EXPECT_FALSE(HasCode(diags, "CDS-V021")) << FormatDiagnostics(diags);
+  ASSERT_EQ(CountCode(diags, "CDS-V020"), 1u) << FormatDiagnostics(diags);
+  for (const auto& d : diags) {
+    if (d.code != "CDS-V020") continue;
+    EXPECT_NE(d.message.find("alloc 'buf'"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("dispatches without device= cover no device"), std::string::npos)
+        << d.message;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Robustness: malformed outputs are reported, never crash.
 

@@ -2,7 +2,6 @@
 // expected comm-domain scopes, and feature statistics of the generator.
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -11,6 +10,8 @@
 
 #include "fuzz/gen/generate.h"
 #include "ir/error.h"
+#include "tools/common/cli.h"
+#include "tools/common/file_io.h"
 
 namespace {
 
@@ -19,6 +20,11 @@ using cds::fuzz::FeatureSet;
 using cds::fuzz::GeneratedProgram;
 using cds::fuzz::GenOptions;
 using cds::fuzz::InvalidKind;
+namespace tools = cds::tools;
+
+// A generated program that breaks the generator's own promises (it does not
+// type-check, or a valid one has expectation problems).
+constexpr int kExitGeneratorBug = 3;
 
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
@@ -28,16 +34,6 @@ std::vector<std::string> Split(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-bool WriteFile(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    return true;
-  }
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  return static_cast<bool>(f);
 }
 
 int PrintStats(uint64_t seed, int count, const GenOptions& options, std::optional<InvalidKind> invalid) {
@@ -62,8 +58,10 @@ int PrintStats(uint64_t seed, int count, const GenOptions& options, std::optiona
                100.0 * enabled[f] / std::max(count, 1), pct < 5.0 ? "  (< 5%)" : "");
   }
   if (problems > 0) {
-    fmt::print(stderr, "error: {} valid programs have expectation problems (generator bug)\n", problems);
-    return 1;
+    fmt::print(stderr,
+               "cds-gen: error: {} valid programs have expectation problems (generator bug)\n",
+               problems);
+    return kExitGeneratorBug;
   }
   return 0;
 }
@@ -71,7 +69,12 @@ int PrintStats(uint64_t seed, int count, const GenOptions& options, std::optiona
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Generate host-orchestration programs for MaterializeCommDomainScopes"};
+  CLI::App app{
+      "Generate host-orchestration programs for MaterializeCommDomainScopes "
+      "(docs/generators.md).",
+      "cds-gen"};
+  tools::SetUpCommandLine(app,
+                          "3 generator bug: a generated program breaks the generator's promises.");
   uint64_t seed = 1;
   int size = 24;
   std::string invalid_name, features, output = "-", expect_path;
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
   app.add_flag("--stats", stats, "Print a feature histogram over --count programs instead of a program");
   app.add_option("--count", count, "Programs for --stats")->check(CLI::Range(1, 100000000));
   app.add_flag("--list", list, "List feature and invalid-kind names");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tools::ParseCommandLine(app, argc, argv)) return *rc;
 
   if (list) {
     fmt::print("features:");
@@ -113,8 +116,8 @@ int main(int argc, char** argv) {
     for (const std::string& name : Split(features)) {
       auto f = cds::fuzz::FeatureFromName(name);
       if (!f) {
-        fmt::print(stderr, "error: unknown feature '{}' (see --list)\n", name);
-        return 2;
+        tools::PrintError(app, fmt::format("unknown feature '{}' (see --list)", name));
+        return tools::kExitUsage;
       }
       options.features.set(static_cast<size_t>(*f));
     }
@@ -123,17 +126,18 @@ int main(int argc, char** argv) {
   if (!invalid_name.empty()) {
     invalid = cds::fuzz::InvalidKindFromName(invalid_name);
     if (!invalid) {
-      fmt::print(stderr, "error: unknown invalid kind '{}' (see --list)\n", invalid_name);
-      return 2;
+      tools::PrintError(app, fmt::format("unknown invalid kind '{}' (see --list)", invalid_name));
+      return tools::kExitUsage;
     }
   }
 
   try {
     if (stats) return PrintStats(seed, count, options, invalid);
     GeneratedProgram p = cds::fuzz::Generate(seed, options, invalid);
-    if (!WriteFile(output, p.text)) {
-      fmt::print(stderr, "error: cannot write '{}'\n", output);
-      return 1;
+    std::string error;
+    if (!tools::WriteOutputFile(output, p.text, &error)) {
+      tools::PrintError(app, error);
+      return tools::kExitInputProblem;
     }
     if (expect_opt->count() > 0) {
       nlohmann::json j = p.invalid ? nlohmann::json{{"invalid", cds::fuzz::ToJson(*p.invalid)}}
@@ -143,15 +147,16 @@ int main(int argc, char** argv) {
       const std::string text = j.dump(2) + "\n";
       if (expect_path.empty()) {
         std::cerr << text;
-      } else if (!WriteFile(expect_path, text)) {
-        fmt::print(stderr, "error: cannot write '{}'\n", expect_path);
-        return 1;
+      } else if (!tools::WriteOutputFile(expect_path, text, &error)) {
+        tools::PrintError(app, error);
+        return tools::kExitInputProblem;
       }
     }
   } catch (const cds::ValueError& e) {
     // Building the IR type-checks every op call; a failure is a generator bug.
-    fmt::print(stderr, "internal error: generated program does not type-check: {}\n", e.what());
-    return 3;
+    tools::PrintError(
+        app, fmt::format("generated program does not type-check (generator bug): {}", e.what()));
+    return kExitGeneratorBug;
   }
   return 0;
 }

@@ -2,35 +2,53 @@
 // already-materialized program with the verifier. Flags follow mlir-opt: -o, '-' for
 // stdin, --split-input-file, --verify-diagnostics, a pass pipeline.
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include "ir/parser.h"
 #include "pass/pass_manager.h"
 #include "tools/cds-opt/opt_driver.h"
+#include "tools/common/cli.h"
+#include "tools/common/file_io.h"
+#include "verifier/contract.h"
+
+namespace tools = cds::tools;
 
 int main(int argc, char** argv) {
-  cds::tools::OptOptions options;
-  CLI::App app{"cds-opt: parse, transform, verify and print .pyir programs"};
-  app.add_option("input", options.input, "input file ('-' for stdin)")->default_val("-");
-  app.add_option("-o", options.output, "output file ('-' for stdout)")->default_val("-");
+  tools::OptOptions options;
+  CLI::App app{"Parse, transform, verify and print .pyir programs (docs/cds-opt.md).", "cds-opt"};
+  tools::SetUpCommandLine(app);
+  app.add_option("input", options.input, "input file ('-' for stdin)")
+      ->default_val("-")
+      ->type_name("FILE");
+  auto* output_opt =
+      app.add_option("-o", options.output,
+                     "output file ('-' for stdout); a file is replaced only when the run succeeds")
+          ->default_val("-")
+          ->type_name("OUT");
   app.add_flag("--split-input-file", options.split_input_file,
                "treat '# -----' lines as separators of independent inputs");
   app.add_flag("--verify-diagnostics", options.verify_diagnostics,
                "check emitted diagnostics against '# expected-error' comments");
-  app.add_option("--max-input-bytes", options.parse.max_input_bytes, "parser input size limit");
-  app.add_option("--max-nesting-depth", options.parse.max_nesting_depth,
-                 "parser nesting depth limit");
+  app.add_option("--max-input-bytes", options.parse.max_input_bytes, "parser input size limit")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app.add_option(
+         "--max-nesting-depth", options.parse.max_nesting_depth,
+         "parser nesting depth limit (1.." + std::to_string(cds::ir::kMaxNestingDepthLimit) + ")")
+      ->type_name("N")
+      ->check(CLI::Range(1, cds::ir::kMaxNestingDepthLimit));
 
   std::string passes;
   auto* passes_opt = app.add_option("--passes", passes,
                                     "comma-separated pass pipeline, e.g. "
-                                    "synthesize-allreduce-signals,materialize-comm-domain-scopes");
+                                    "synthesize-allreduce-signals,materialize-comm-domain-scopes")
+                         ->type_name("a,b");
   bool default_pipeline = false;
   auto* default_opt = app.add_flag(
       "--default-pipeline", default_pipeline,
@@ -40,26 +58,43 @@ int main(int argc, char** argv) {
   // Three states: absent keeps the build default, so CI's release build and a
   // developer's Debug build behave as configured unless the command line says otherwise.
   bool verify_each = false;
+  bool no_verify_each = false;
   auto* verify_each_opt =
-      app.add_flag("--verify-each,!--no-verify-each", verify_each,
+      app.add_flag("--verify-each", verify_each,
                    "run the verifier after every pass (default: on in dev/Debug builds)");
+  auto* no_verify_each_opt =
+      app.add_flag("--no-verify-each", no_verify_each, "do not run the verifier after every pass");
+  verify_each_opt->excludes(no_verify_each_opt);
 
   bool verify_only = false;
   auto* verify_only_opt = app.add_flag(
       "--verify-only", verify_only,
-      "run the verifier on the input (an already-materialized program) and print its findings");
+      "run the verifier on the input (an already-materialized program) and print its findings; "
+      "writes no output");
   std::string before_path;
-  auto* relational_opt = app.add_option(
-      "--verify-relational", before_path,
-      "with --verify-only: BEFORE is the program the input was produced from; add the "
-      "relational checks");
+  std::string contract_name = "strict";
+  auto* contract_opt =
+      app.add_option("--contract", contract_name,
+                     "with --verify-only: what the input promises: strict (this project's pass, "
+                     "the default) or pypto (PyPTO's pass output; docs/verifier.md)")
+          ->type_name("NAME");
+  contract_opt->needs(verify_only_opt);
+  auto* relational_opt =
+      app.add_option("--verify-relational", before_path,
+                     "with --verify-only: BEFORE is the program the input was produced from; add "
+                     "the relational checks")
+          ->type_name("BEFORE");
   relational_opt->needs(verify_only_opt);
-  verify_only_opt->excludes(passes_opt)->excludes(default_opt);
   std::string emit = "pyir";
   std::vector<std::string> emit_kinds{"pyir"};
-  if (cds::tools::DotAvailable()) emit_kinds.push_back("dot");
-  app.add_option("--emit", emit, "output format: pyir (default) or dot (Graphviz)")
-      ->check(CLI::IsMember(emit_kinds));
+  if (tools::DotAvailable()) emit_kinds.push_back("dot");
+  auto* emit_opt = app.add_option("--emit", emit, "output format: pyir (default) or dot (Graphviz)")
+                       ->type_name("KIND")
+                       ->check(CLI::IsMember(emit_kinds));
+  verify_only_opt->excludes(passes_opt)
+      ->excludes(default_opt)
+      ->excludes(emit_opt)
+      ->excludes(output_opt);
 
   // CLI11 reads `--passes=` as a missing value; mlir-opt users expect it to mean the
   // empty pipeline, so it is handed over as an explicit empty argument.
@@ -72,38 +107,52 @@ int main(int argc, char** argv) {
       args.emplace_back(argv[i]);
     }
   }
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto rc = tools::ParseCommandLine(app, std::move(args))) return *rc;
 
   if (*passes_opt) options.pipeline = passes;
   if (default_pipeline) options.pipeline = std::string(cds::pass::kDefaultPipeline);
-  if (*verify_each_opt) options.verify_each = verify_each;
+  if (options.pipeline) {
+    if (auto error = tools::PipelineError(*options.pipeline)) {
+      tools::PrintError(app, *error);
+      return tools::kExitUsage;
+    }
+  }
+  if (*verify_each_opt) options.verify_each = true;
+  if (*no_verify_each_opt) options.verify_each = false;
   options.verify_only = verify_only;
-  if (emit == "dot") options.emit = cds::tools::EmitKind::kDot;
+  if (auto contract = cds::verify::ContractFromName(contract_name)) {
+    options.contract = *contract;
+  } else {
+    tools::PrintError(app, fmt::format("unknown contract '{}' (known: {})", contract_name,
+                                       cds::verify::ContractNames()));
+    return tools::kExitUsage;
+  }
+  if (emit == "dot") options.emit = tools::EmitKind::kDot;
+
+  std::string error;
   if (*relational_opt) {
     std::string before;
-    if (!cds::tools::ReadInput(before_path, &before, std::cerr)) return 1;
+    if (!tools::ReadInputFile(before_path, &before, &error, options.parse.max_input_bytes)) {
+      tools::PrintError(app, error);
+      return tools::kExitInputProblem;
+    }
     options.verify_relational_before = std::move(before);
     options.verify_relational_path = before_path == "-" ? "<stdin>" : before_path;
   }
 
   std::string text;
-  if (!cds::tools::ReadInput(options.input, &text, std::cerr)) return 1;
-  std::ostringstream out;
-  int rc = cds::tools::RunOpt(text, options, cds::tools::ProcessProgram, out, std::cerr);
-  if (options.output == "-") {
-    std::cout << out.str();
-    std::cout.flush();
-  } else {
-    std::ofstream f(options.output, std::ios::binary);
-    if (!f) {
-      std::cerr << "cds-opt: error: cannot open output file '" << options.output << "'\n";
-      return 1;
-    }
-    f << out.str();
+  if (!tools::ReadInputFile(options.input, &text, &error, options.parse.max_input_bytes)) {
+    tools::PrintError(app, error);
+    return tools::kExitInputProblem;
+  }
+  std::string out;
+  int rc = tools::RunOpt(text, options, tools::ProcessProgram, &out, std::cerr);
+  // stdout gets what was produced even when a chunk failed (--split-input-file);
+  // a file is replaced only by the output of a successful run.
+  if (options.verify_only || (rc != tools::kExitOk && options.output != "-")) return rc;
+  if (!tools::WriteOutputFile(options.output, out, &error)) {
+    tools::PrintError(app, error);
+    return tools::kExitInputProblem;
   }
   return rc;
 }

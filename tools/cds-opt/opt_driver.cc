@@ -1,17 +1,17 @@
 #include "tools/cds-opt/opt_driver.h"
 
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
+#include <ostream>
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/diagnostics.h"
 #include "ir/error.h"
+#include "ir/op_registry.h"
 #include "ir/printer.h"
+#include "ir/visitor.h"
 #include "pass/pass_manager.h"
-#include "tools/driver/driver.h"
+#include "tools/common/cli.h"
 #include "verifier/verifier.h"
 #if CDS_OPT_HAS_DOT
 #include "tools/dot/emit_dot.h"
@@ -183,17 +183,8 @@ bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
 }
 
 int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
-           std::ostream& out, std::ostream& err) {
+           std::string* out, std::ostream& err) {
   const std::string filename = DisplayName(options.input);
-  if (options.pipeline) {
-    // A bad pipeline is the command line's fault, not any chunk's: report it once.
-    try {
-      pass::ParsePipeline(*options.pipeline);
-    } catch (const ValueError& e) {
-      err << "cds-opt: error: " << e.message() << "\n";
-      return 1;
-    }
-  }
   Sources sources{filename, whole, "", {}};
   std::vector<Chunk> before_chunks;
   if (options.verify_only && options.verify_relational_before) {
@@ -206,10 +197,10 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
   if (!before_chunks.empty() && before_chunks.size() != chunks.size()) {
     err << fmt::format("cds-opt: error: '{}' has {} input(s) but '{}' has {}\n",
                        sources.before_name, before_chunks.size(), filename, chunks.size());
-    return 1;
+    return kExitInputProblem;
   }
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (i && !options.verify_only) out << "# -----\n";
+    if (i && !options.verify_only) out->append("# -----\n");
     std::vector<Diagnostic> diags;
     // Printed only when the diagnostics themselves are not being matched.
     std::string header;
@@ -219,20 +210,28 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
       po.line_offset = chunks[i].line_offset;
       ir::ProgramPtr program = ir::ParseProgram(chunks[i].text, po);
       if (options.verify_only) {
+        verify::VerifyOptions vo;
+        vo.contract = options.contract;
         std::vector<verify::Diagnostic> found;
         if (before_chunks.empty()) {
-          found = verify::VerifyProgram(program);
+          found = verify::VerifyProgram(program, vo);
         } else {
           ir::ParseOptions bo = options.parse;
           bo.filename = sources.before_name;
           bo.line_offset = before_chunks[i].line_offset;
-          found = verify::VerifyAll(ir::ParseProgram(before_chunks[i].text, bo), program);
+          found = verify::VerifyAll(ir::ParseProgram(before_chunks[i].text, bo), program, vo);
         }
-        for (const auto& d : found)
-          diags.push_back(Diagnostic{d.span, "error", VerifierMessage(d)});
+        for (const auto& d : found) {
+          diags.push_back(Diagnostic{d.span, std::string(verify::SeverityName(d.severity)),
+                                     VerifierMessage(d)});
+        }
       } else {
         program = process ? process(program, options) : ProcessProgram(program, options);
-        out << Emit(program, options.emit);
+        if (out->empty()) {
+          *out = Emit(program, options.emit);
+        } else {
+          out->append(Emit(program, options.emit));
+        }
       }
     } catch (const driver::VerificationError& e) {
       header = fmt::format("{}: error: {}\n", filename, e.what());
@@ -256,28 +255,21 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
       err << header;
       for (const auto& d : diags) {
         err << ir::FormatDiagnostic(d.severity, d.span, d.message, sources.For(d.span));
-        ok = false;
+        // Warnings and notes inform; only errors fail the run.
+        if (d.severity == "error") ok = false;
       }
     }
   }
-  out.flush();
-  return ok ? 0 : 1;
+  return ok ? kExitOk : kExitInputProblem;
 }
 
-bool ReadInput(const std::string& path, std::string* text, std::ostream& err) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    *text = ss.str();
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    err << fmt::format("cds-opt: error: cannot open input file '{}'\n", path);
-    return false;
-  }
-  text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
+int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
+           std::ostream& out, std::ostream& err) {
+  std::string text;
+  int rc = RunOpt(whole, options, process, &text, err);
+  out << text;
+  out.flush();
+  return rc;
 }
 
 }  // namespace cds::tools

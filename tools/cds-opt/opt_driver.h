@@ -15,6 +15,7 @@
 
 #include "ir/function.h"
 #include "ir/parser.h"
+#include "verifier/contract.h"
 
 namespace cds::tools {
 
@@ -46,6 +47,8 @@ struct OptOptions {
   // relational checks (verify::VerifyAll). Its text, split like the input.
   std::optional<std::string> verify_relational_before;
   std::string verify_relational_path;  // for diagnostics about BEFORE
+  // With verify_only: what the verified program promises (docs/verifier.md, Contracts).
+  verify::Contract contract = verify::Contract::kStrict;
   EmitKind emit = EmitKind::kPyir;
 };
 
@@ -92,11 +95,13 @@ bool VerifyDiagnostics(const std::vector<Diagnostic>& emitted,
                        std::vector<ExpectedDiagnostic>& expected, const std::string& filename,
                        std::string_view whole, std::ostream& err);
 
-// Runs the whole tool over an in-memory input. Returns the process exit code.
+// Runs the whole tool over an in-memory input, appending the printed output to
+// `out`. Returns the process exit code (tools/common/cli.h). options.pipeline must
+// name known passes (the command line checks it before reading any input).
+int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
+           std::string* out, std::ostream& err);
+// Same, writing the output to a stream.
 int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& process,
            std::ostream& out, std::ostream& err);
-
-// Reads `path` ("-" = stdin). Returns false and writes a message on failure.
-bool ReadInput(const std::string& path, std::string* text, std::ostream& err);
 
 }  // namespace cds::tools

@@ -7,33 +7,43 @@
 // options.size = 24, invalid programs allowed); a decoder offered by the fuzz
 // tooling itself (`--decode`) is preferred by triage.sh when it exists.
 
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "fuzz/gen/generate.h"
+#include "tools/common/cli.h"
+#include "tools/common/file_io.h"
+
+namespace tools = cds::tools;
 
 int main(int argc, char** argv) {
-  CLI::App app{"Decode a fuzz_pipeline byte input into its program text"};
+  CLI::App app{"Decode a fuzz_pipeline byte input into its program text.", "cds-decode-bytes"};
+  tools::SetUpCommandLine(app);
   std::string input;
   size_t size = 24;
-  app.add_option("file", input, "The byte input")->required()->check(CLI::ExistingFile);
-  app.add_option("--size", size, "GenOptions::size of the target (fuzz_pipeline: 24)");
-  CLI11_PARSE(app, argc, argv);
-  std::ifstream in(input, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() > 4096) {
-    std::cerr
-        << "cds-decode-bytes: fuzz_pipeline rejects inputs over 4096 bytes; nothing to decode\n";
-    return 1;
+  app.add_option("file", input, "the byte input ('-' for stdin)")->required()->type_name("FILE");
+  app.add_option("--size", size, "GenOptions::size of the target (fuzz_pipeline: 24)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000));
+  if (auto rc = tools::ParseCommandLine(app, argc, argv)) return *rc;
+  constexpr size_t kMaxBytes = 4096;  // fuzz_pipeline's own input limit
+  std::string bytes, error;
+  if (!tools::ReadInputFile(input, &bytes, &error, kMaxBytes)) {
+    tools::PrintError(app, error);
+    return tools::kExitInputProblem;
+  }
+  if (bytes.size() > kMaxBytes) {
+    tools::PrintError(app, "fuzz_pipeline rejects inputs over 4096 bytes; nothing to decode");
+    return tools::kExitInputProblem;
   }
   cds::fuzz::GenOptions options;
   options.size = static_cast<int>(size);
   const auto p = cds::fuzz::GenerateFromBytes(reinterpret_cast<const uint8_t*>(bytes.data()),
                                               bytes.size(), options, /*allow_invalid=*/true);
-  std::cout << p.text;
-  return 0;
+  if (!tools::WriteOutputFile("-", p.text, &error)) {
+    tools::PrintError(app, error);
+    return tools::kExitInputProblem;
+  }
+  return tools::kExitOk;
 }

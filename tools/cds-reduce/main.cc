@@ -10,15 +10,16 @@
 // its stderr, so a candidate that crashes or hangs the pipeline cannot take the
 // reducer down, and the pass that is judged is the one cds-replay was built with.
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -27,8 +28,11 @@
 #include "ir/error.h"
 #include "ir/parser.h"
 #include "tools/cds-reduce/reduce.h"
+#include "tools/common/cli.h"
+#include "tools/common/file_io.h"
 
 namespace fs = std::filesystem;
+namespace tools = cds::tools;
 
 namespace {
 
@@ -42,19 +46,6 @@ std::string ShellQuote(std::string_view s) {
     }
   }
   return out + "'";
-}
-
-bool ReadFile(const fs::path& path, std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
-}
-
-bool WriteFile(const fs::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return static_cast<bool>(out);
 }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -87,18 +78,65 @@ std::optional<std::string> CrashSignature(const std::string& stderr_text) {
   return std::nullopt;
 }
 
-bool HasFindingCode(const std::string& stderr_text, std::string_view code) {
+// Nothing to reduce: the input, or its printed form, does not show the behaviour.
+constexpr int kExitNotInteresting = 3;
+
+// The first FINDING line of a replay: what --same-code keeps through the reduction.
+struct FirstFinding {
+  std::vector<std::string> tokens;  // the signature's words: "CDS-V018", "scope-devices-mismatch"
+  // The objects the finding names: its quoted identifiers, sorted. Scope names
+  // (comm_d<N>) are left out: the pass numbers scopes afresh as the program shrinks.
+  std::vector<std::string> subject;
+
+  bool operator==(const FirstFinding&) const = default;
+};
+
+bool IsScopeName(std::string_view name) {
+  constexpr std::string_view kPrefix = "comm_d";
+  if (!StartsWith(name, kPrefix) || name.size() == kPrefix.size()) return false;
+  return std::all_of(name.begin() + kPrefix.size(), name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+std::optional<FirstFinding> FirstFindingOf(const std::string& stderr_text) {
   std::istringstream in(stderr_text);
   std::string line;
   while (std::getline(in, line)) {
     if (!StartsWith(line, "FINDING ")) continue;
-    std::istringstream sig(line.substr(8, line.find(": ") - 8));
-    std::string token;
-    while (sig >> token) {
-      if (token == code) return true;
+    const size_t colon = line.find(": ");
+    FirstFinding f;
+    std::istringstream sig(
+        line.substr(8, colon == std::string::npos ? std::string::npos : colon - 8));
+    for (std::string token; sig >> token;) f.tokens.push_back(token);
+    std::string_view detail =
+        colon == std::string::npos ? std::string_view() : std::string_view(line).substr(colon + 2);
+    for (size_t open = detail.find('\''); open != std::string_view::npos;) {
+      const size_t close = detail.find('\'', open + 1);
+      if (close == std::string_view::npos) break;
+      std::string_view name = detail.substr(open + 1, close - open - 1);
+      if (IsIdentifier(name) && !IsScopeName(name)) {
+        f.subject.emplace_back(name);
+        open = detail.find('\'', close + 1);
+      } else {
+        open = close;  // the closing quote may open the next name
+      }
     }
+    std::sort(f.subject.begin(), f.subject.end());
+    f.subject.erase(std::unique(f.subject.begin(), f.subject.end()), f.subject.end());
+    return f;
   }
-  return false;
+  return std::nullopt;
+}
+
+bool HasToken(const FirstFinding& f, std::string_view code) {
+  return std::find(f.tokens.begin(), f.tokens.end(), code) != f.tokens.end();
 }
 
 bool HasDiagnostic(const std::string& stderr_text, std::string_view needle) {
@@ -128,65 +166,107 @@ fs::path DefaultReplay() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Delta-debugging reducer for .pyir programs"};
-  std::string input, output, test_cmd, same_code, same_diag, replay, pipeline;
+  CLI::App app{"Delta-debugging reducer for .pyir programs (docs/reducer.md).", "cds-reduce"};
+  tools::SetUpCommandLine(
+      app, "3 not interesting: the input (or its printed form) does not show the behaviour.");
+  std::string input, output = "-", test_cmd, same_code, same_diag, replay, pipeline;
   bool same_crash = false, quiet = false;
   unsigned timeout = 30;
   size_t max_tests = 20000;
-  app.add_option("file", input, "The .pyir program to reduce")
-      ->required()
-      ->check(CLI::ExistingFile);
+  app.add_option("file", input, "the .pyir program to reduce")->required()->type_name("FILE");
   auto* t1 =
       app.add_option("--test", test_cmd,
-                     "Shell command; '{}' is replaced by the candidate path (else appended); "
-                     "interesting when it exits 0");
+                     "shell command; '{}' is replaced by the candidate path (else appended); "
+                     "interesting when it exits 0")
+          ->type_name("CMD");
   auto* t2 = app.add_option("--same-code", same_code,
-                            "Interesting when cds-replay reports a FINDING with this verifier code "
-                            "or name (CDS-V018, scope-devices-mismatch)");
+                            "interesting when cds-replay's first FINDING has this verifier code "
+                            "or name (CDS-V018, scope-devices-mismatch) and names the same objects "
+                            "as the input's")
+                 ->type_name("CODE");
   auto* t3 = app.add_option("--same-diagnostic", same_diag,
-                            "Interesting when a DIAGNOSTIC or FINDING line contains this text");
+                            "interesting when a DIAGNOSTIC or FINDING line contains this text")
+                 ->type_name("TEXT");
   auto* t4 =
       app.add_flag("--same-crash", same_crash,
-                   "Interesting when the first FINDING / internal-check line has the input's "
+                   "interesting when the first FINDING / internal-check line has the input's "
                    "signature");
   t1->excludes(t2, t3, t4);
   t2->excludes(t3, t4);
   t3->excludes(t4);
-  app.add_option("-o,--output", output, "Write the reduced program here (default: stdout)");
-  app.add_option("--replay", replay, "The cds-replay binary (default: the one of this build)");
-  app.add_option("--pipeline", pipeline, "Pipeline passed to cds-replay");
-  app.add_option("--timeout", timeout, "Seconds per candidate before it counts as a hang");
-  app.add_option("--max-tests", max_tests, "Stop after this many interestingness tests");
-  app.add_flag("-q,--quiet", quiet, "No progress lines");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("-o,--output", output,
+                 "write the reduced program here ('-' for stdout, the default); replaced only "
+                 "when the reduction succeeds")
+      ->type_name("OUT");
+  app.add_option("--replay", replay, "the cds-replay binary (default: the one of this build)")
+      ->type_name("PATH");
+  auto* pipeline_opt =
+      app.add_option("--pipeline", pipeline, "pipeline passed to cds-replay")->type_name("a,b");
+  app.add_option("--timeout", timeout, "seconds per candidate before it counts as a hang")
+      ->type_name("S");
+  app.add_option("--max-tests", max_tests, "stop after this many interestingness tests")
+      ->type_name("N");
+  app.add_flag("-q,--quiet", quiet, "no progress lines");
+  if (auto rc = tools::ParseCommandLine(app, argc, argv)) return *rc;
   if (test_cmd.empty() && same_code.empty() && same_diag.empty() && !same_crash) {
-    fmt::print(stderr,
-               "cds-reduce: choose one of --test, --same-code, --same-diagnostic, --same-crash\n");
-    return 2;
+    tools::PrintError(app, "choose one of --test, --same-code, --same-diagnostic, --same-crash");
+    return tools::kExitUsage;
+  }
+  if (*pipeline_opt) {
+    if (auto error = tools::PipelineError(pipeline)) {
+      tools::PrintError(app, *error);
+      return tools::kExitUsage;
+    }
   }
   if (replay.empty()) replay = DefaultReplay().string();
 
+  std::string text, error;
+  if (!tools::ReadInputFile(input, &text, &error)) {
+    tools::PrintError(app, error);
+    return tools::kExitInputProblem;
+  }
+  cds::ir::ProgramPtr program;
+  try {
+    cds::ir::ParseOptions po;
+    po.filename = input;
+    program = cds::ir::ParseProgram(text, po);
+  } catch (const cds::ValueError& e) {
+    tools::PrintError(app, fmt::format("'{}' does not parse, so it cannot be reduced on the IR: {}",
+                                       input, e.Format()));
+    return tools::kExitInputProblem;
+  }
+
   char dir_template[] = "/tmp/cds-reduce.XXXXXX";
   if (!mkdtemp(dir_template)) {
-    std::perror("cds-reduce: mkdtemp");
-    return 2;
+    tools::PrintError(app,
+                      fmt::format("cannot create a work folder in /tmp: {}", std::strerror(errno)));
+    return tools::kExitInputProblem;
   }
   const fs::path work(dir_template);
+  struct RemoveWork {
+    fs::path dir;
+    ~RemoveWork() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } remove_work{work};
+  const fs::path original = work / "input.pyir";
   const fs::path candidate = work / "candidate.pyir";
   const fs::path err_file = work / "replay.err";
 
   auto replay_stderr = [&](const fs::path& file) {
     std::string cmd =
         fmt::format("{} --timeout {} {}{} >/dev/null 2>{}", ShellQuote(replay), timeout,
-                    pipeline.empty() ? "" : "--pipeline " + ShellQuote(pipeline) + " ",
+                    *pipeline_opt ? "--pipeline " + ShellQuote(pipeline) + " " : "",
                     ShellQuote(file.string()), ShellQuote(err_file.string()));
     RunShell(cmd);
-    std::string err;
-    ReadFile(err_file, err);
+    std::string err, read_error;
+    tools::ReadInputFile(err_file.string(), &err, &read_error);
     return err;
   };
 
   std::optional<std::string> signature;
+  std::optional<FirstFinding> first_finding;
   auto interesting_file = [&](const fs::path& file) -> bool {
     if (!test_cmd.empty()) {
       std::string cmd = test_cmd;
@@ -199,41 +279,42 @@ int main(int argc, char** argv) {
       return RunShell(cmd + " >/dev/null 2>&1") == 0;
     }
     std::string err = replay_stderr(file);
-    if (!same_code.empty()) return HasFindingCode(err, same_code);
+    if (!same_code.empty()) {
+      auto f = FirstFindingOf(err);
+      if (!f || !HasToken(*f, same_code)) return false;
+      return !first_finding || *f == *first_finding;
+    }
     if (!same_diag.empty()) return HasDiagnostic(err, same_diag);
     auto s = CrashSignature(err);
     return s && signature && *s == *signature;
   };
 
-  int rc = 0;
-  std::string text;
-  ReadFile(input, text);
+  // The input is judged from a copy in the work folder, as every candidate is.
+  if (!tools::WriteOutputFile(original.string(), text, &error)) {
+    tools::PrintError(app, error);
+    return tools::kExitInputProblem;
+  }
   if (same_crash) {
-    signature = CrashSignature(replay_stderr(input));
+    signature = CrashSignature(replay_stderr(original));
     if (!signature) {
-      fmt::print(stderr, "cds-reduce: {} shows no FINDING or internal-check line under {}\n", input,
-                 replay);
-      fs::remove_all(work);
-      return 2;
+      tools::PrintError(
+          app, fmt::format("'{}' shows no FINDING or internal-check line under {}", input, replay));
+      return kExitNotInteresting;
     }
     if (!quiet) fmt::print(stderr, "cds-reduce: crash signature: {}\n", *signature);
   }
-  if (!interesting_file(input)) {
-    fmt::print(stderr, "cds-reduce: {} is not interesting to begin with\n", input);
-    fs::remove_all(work);
-    return 2;
+  if (!interesting_file(original)) {
+    tools::PrintError(app, fmt::format("'{}' is not interesting to begin with", input));
+    return kExitNotInteresting;
   }
-
-  cds::ir::ProgramPtr program;
-  try {
-    cds::ir::ParseOptions po;
-    po.filename = input;
-    program = cds::ir::ParseProgram(text, po);
-  } catch (const cds::ValueError& e) {
-    fmt::print(stderr, "cds-reduce: {} does not parse, so it cannot be reduced on the IR: {}\n",
-               input, e.Format());
-    fs::remove_all(work);
-    return 3;
+  if (!same_code.empty()) {
+    first_finding = FirstFindingOf(replay_stderr(original));
+    if (!quiet) {
+      std::string names;
+      for (const auto& n : first_finding->subject) names += (names.empty() ? "" : ", ") + n;
+      fmt::print(stderr, "cds-reduce: keeping the first finding: {} about {}\n", same_code,
+                 names.empty() ? "(no named object)" : names);
+    }
   }
 
   cds::reduce::ReduceOptions ro;
@@ -245,28 +326,27 @@ int main(int argc, char** argv) {
   }
   auto result = cds::reduce::Reduce(
       program,
-      [&](const std::string& t) { return WriteFile(candidate, t) && interesting_file(candidate); },
+      [&](const std::string& t) {
+        std::string write_error;
+        return tools::WriteOutputFile(candidate.string(), t, &write_error) &&
+               interesting_file(candidate);
+      },
       ro);
   if (!result.start_interesting) {
-    fmt::print(stderr,
-               "cds-reduce: the printed form of {} is not interesting (the behaviour depends on "
-               "the text layout); nothing reduced\n",
-               input);
-    rc = 3;
-  } else if (!quiet) {
+    tools::PrintError(app, fmt::format("the printed form of '{}' is not interesting (the behaviour "
+                                       "depends on the text layout); nothing reduced",
+                                       input));
+    return kExitNotInteresting;
+  }
+  if (!quiet) {
     fmt::print(stderr, "cds-reduce: {} -> {} lines in {} tests, {} round(s)\n",
                cds::reduce::CountLines(text), cds::reduce::CountLines(result.text), result.tests,
                result.rounds + 1);
   }
   if (!result.text.empty() && result.text.back() != '\n') result.text += '\n';
-  if (rc == 0) {
-    if (output.empty()) {
-      std::cout << result.text;
-    } else if (!WriteFile(output, result.text)) {
-      fmt::print(stderr, "cds-reduce: cannot write {}\n", output);
-      rc = 2;
-    }
+  if (!tools::WriteOutputFile(output, result.text, &error)) {
+    tools::PrintError(app, error);
+    return tools::kExitInputProblem;
   }
-  fs::remove_all(work);
-  return rc;
+  return tools::kExitOk;
 }

@@ -13,6 +13,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
+#include "ir/walk.h"
 
 namespace cds::reduce {
 namespace {
@@ -132,37 +133,21 @@ StmtPtr MakeSeq(std::vector<StmtPtr> stmts, const Span& span) {
   return s;
 }
 
-// The statement lists a compound statement can be replaced by.
+// The statement lists a compound statement can be replaced by: each statement it
+// holds directly (a loop's or scope's body, either branch of an if), as its field
+// table lists them. A for loop with loop-carried values is kept whole.
 std::vector<std::vector<StmtPtr>> Inners(const StmtPtr& s) {
   std::vector<std::vector<StmtPtr>> out;
-  switch (s->kind()) {
-    case NodeKind::kForStmt: {
-      const auto& f = static_cast<const ForStmt&>(*s);
-      if (!f.iter_args.empty() || !f.body) break;
-      // The loop variable becomes its first value, so uses stay defined.
-      VarMap m{{f.loop_var.get(), f.start}};
-      out.push_back(Flatten(Substitute(f.body, m)));
-      break;
-    }
-    case NodeKind::kWhileStmt:
-      if (const auto& b = static_cast<const WhileStmt&>(*s).body) out.push_back(Flatten(b));
-      break;
-    case NodeKind::kIfStmt: {
-      const auto& i = static_cast<const IfStmt&>(*s);
-      if (i.then_body) out.push_back(Flatten(i.then_body));
-      if (i.else_body) out.push_back(Flatten(i.else_body));
-      break;
-    }
-    case NodeKind::kScopeStmt:
-      if (const auto& b = static_cast<const ScopeStmt&>(*s).body) out.push_back(Flatten(b));
-      break;
-    case NodeKind::kCommDomainScopeStmt:
-      if (const auto& b = static_cast<const CommDomainScopeStmt&>(*s).body)
-        out.push_back(Flatten(b));
-      break;
-    default:
-      break;
+  if (s->kind() == NodeKind::kSeqStmts) return out;  // a list, reduced as one elsewhere
+  if (s->kind() == NodeKind::kForStmt) {
+    const auto& f = static_cast<const ForStmt&>(*s);
+    if (!f.iter_args.empty() || !f.body) return out;
+    // The loop variable becomes its first value, so uses stay defined.
+    VarMap m{{f.loop_var.get(), f.start}};
+    out.push_back(Flatten(Substitute(f.body, m)));
+    return out;
   }
+  ForEachSubStmt(*s, [&](const StmtPtr& body) { out.push_back(Flatten(body)); });
   return out;
 }
 
@@ -492,7 +477,7 @@ class Reducer {
 
   static bool SameSignature(const Function& a, const Function& b) {
     if (a.params.size() != b.params.size() || a.return_types.size() != b.return_types.size() ||
-        a.IsChipOrchestrator() != b.IsChipOrchestrator()) {
+        a.func_type != b.func_type || a.level != b.level || a.role != b.role) {
       return false;
     }
     for (size_t i = 0; i < a.params.size(); ++i) {

@@ -8,13 +8,12 @@
 //   FINDING <signature>: <file>: <detail>   a bug in the pass/verifier/parser/printer
 //   DIAGNOSTIC <FILE:LINE:COL: error: MSG>  a parse or pass error (may be expected)
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -26,8 +25,11 @@
 #include "ir/error.h"
 #include "ir/parser.h"
 #include "tools/cds-replay/replay.h"
+#include "tools/common/cli.h"
+#include "tools/common/file_io.h"
 
 namespace fs = std::filesystem;
+namespace tools = cds::tools;
 
 namespace {
 
@@ -40,29 +42,29 @@ struct Options {
   bool derive_header = false;
 };
 
-bool ReadFile(const fs::path& path, std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
-}
-
 // Directories contribute their `.pyir` files (recursively); a named file is taken
-// whatever its extension. A missing path is kept so it fails by name.
+// whatever its extension. A path that does not exist or cannot be listed is kept
+// so that it fails by name, with the system's reason.
 std::vector<fs::path> CollectFiles(const std::vector<std::string>& paths) {
   std::vector<fs::path> out;
   for (const auto& p : paths) {
     std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      std::vector<fs::path> found;
-      for (const auto& e : fs::recursive_directory_iterator(p)) {
-        if (e.is_regular_file() && e.path().extension() == ".pyir") found.push_back(e.path());
-      }
-      std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
-    } else {
+    if (!fs::is_directory(p, ec)) {
       out.emplace_back(p);
+      continue;
     }
+    fs::recursive_directory_iterator it(p, ec);
+    if (ec) {
+      out.emplace_back(p);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      if (it->is_regular_file(ec) && it->path().extension() == ".pyir") found.push_back(it->path());
+    }
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
   }
   return out;
 }
@@ -76,18 +78,21 @@ std::string OneLine(std::string s) {
 
 // Runs in the child (or in-process with --no-fork). Returns 0 on PASS.
 int ReplayOne(const fs::path& path, const Options& opt) {
-  std::string text;
-  if (!ReadFile(path, text)) {
-    fmt::print("FAIL {}: cannot read the file\n", path.string());
-    return 1;
+  std::string text, error;
+  if (!tools::ReadInputFile(path.string(), &text, &error)) {
+    fmt::print("FAIL {}: {}\n", path.string(), error);
+    return tools::kExitInputProblem;
   }
   cds::replay::ReplayOptions ro;
-  if (!opt.pipeline.empty()) ro.pipeline = opt.pipeline;
+  ro.pipeline = opt.pipeline;
   cds::replay::Outcome o = cds::replay::ReplayText(text, path.string(), ro);
   for (const auto& f : o.findings) {
     fmt::print(stderr, "FINDING {}: {}: {}\n", f.signature, path.string(), OneLine(f.detail));
   }
-  for (const auto& d : o.diagnostics) fmt::print(stderr, "DIAGNOSTIC {}\n", OneLine(d));
+  // A passing file's diagnostics are the ones its header expects: --quiet leaves them out.
+  if (!(opt.quiet && o.pass)) {
+    for (const auto& d : o.diagnostics) fmt::print(stderr, "DIAGNOSTIC {}\n", OneLine(d));
+  }
   if (o.pass) {
     if (!opt.quiet) fmt::print("PASS {}\n", path.string());
     return 0;
@@ -98,10 +103,10 @@ int ReplayOne(const fs::path& path, const Options& opt) {
 }
 
 int DeriveHeader(const fs::path& path) {
-  std::string text;
-  if (!ReadFile(path, text)) {
-    fmt::print(stderr, "cds-replay: cannot read {}\n", path.string());
-    return 2;
+  std::string text, error;
+  if (!tools::ReadInputFile(path.string(), &text, &error)) {
+    fmt::print(stderr, "cds-replay: error: {}\n", error);
+    return tools::kExitInputProblem;
   }
   cds::ir::ProgramPtr program;
   try {
@@ -110,12 +115,12 @@ int DeriveHeader(const fs::path& path) {
     program = cds::ir::ParseProgram(text, po);
   } catch (const cds::ValueError& e) {
     fmt::print(stderr, "cds-replay: cannot derive: the file does not parse: {}\n", e.Format());
-    return 1;
+    return tools::kExitInputProblem;
   }
   auto d = cds::replay::DeriveExpectation(program);
   if (!d.ok) {
     fmt::print(stderr, "cds-replay: cannot derive: {}\n", OneLine(d.why));
-    return 1;
+    return tools::kExitInputProblem;
   }
   fmt::print("# EXPECT: ok\n");
   for (const auto& s : d.scopes)
@@ -168,22 +173,38 @@ bool RunIsolated(const fs::path& path, const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Replay .pyir corpus files through the pipeline and check their EXPECT headers"};
+  CLI::App app{
+      "Replay .pyir corpus files through the pipeline and check their EXPECT headers "
+      "(docs/corpus-replay.md).",
+      "cds-replay"};
+  tools::SetUpCommandLine(app);
   Options opt;
-  app.add_option("paths", opt.paths, "Files or directories (directories: every .pyir, recursively)")
-      ->required();
-  app.add_option("--pipeline", opt.pipeline, "Pass pipeline (default: the default pipeline)");
-  app.add_flag("-q,--quiet", opt.quiet, "Print only FAIL lines and the summary");
-  app.add_flag("--no-fork", opt.no_fork, "Replay in-process (for debuggers; a crash ends the run)");
-  app.add_option("--timeout", opt.timeout, "Seconds per file before it fails as a hang (0: none)");
+  app.add_option("paths", opt.paths, "files or directories (directories: every .pyir, recursively)")
+      ->required()
+      ->type_name("FILE|DIR");
+  auto* pipeline_opt =
+      app.add_option("--pipeline", opt.pipeline, "pass pipeline (default: the default pipeline)")
+          ->type_name("a,b");
+  app.add_flag("-q,--quiet", opt.quiet,
+               "print only FAIL lines and the summary on stdout, and on stderr no DIAGNOSTIC "
+               "lines of passing files");
+  app.add_flag("--no-fork", opt.no_fork, "replay in-process (for debuggers; a crash ends the run)");
+  app.add_option("--timeout", opt.timeout, "seconds per file before it fails as a hang (0: none)")
+      ->type_name("S");
   app.add_flag("--derive-header", opt.derive_header,
-               "Print the EXPECT lines the verifier's own analysis derives for each file "
+               "print the EXPECT lines the verifier's own analysis derives for each file "
                "(used by ci/triage.sh for new findings; never rewrites a file)");
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = tools::ParseCommandLine(app, argc, argv)) return *rc;
+  // An empty --pipeline is the empty pipeline (a parse-and-round-trip replay).
+  if (!*pipeline_opt) opt.pipeline = std::string(cds::pass::kDefaultPipeline);
+  if (auto error = tools::PipelineError(opt.pipeline)) {
+    tools::PrintError(app, *error);
+    return tools::kExitUsage;
+  }
 
   const auto files = CollectFiles(opt.paths);
   if (opt.derive_header) {
-    int rc = 0;
+    int rc = tools::kExitOk;
     for (const auto& f : files) rc = std::max(rc, DeriveHeader(f));
     return rc;
   }
@@ -197,5 +218,5 @@ int main(int argc, char** argv) {
     ++failed;
   }
   fmt::print("{} passed, {} failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return failed == 0 ? tools::kExitOk : tools::kExitInputProblem;
 }

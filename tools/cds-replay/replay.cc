@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/parser.h"
@@ -15,9 +16,9 @@
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
 #include "ir/visitor.h"
-#include "tools/driver/driver.h"
 #include "verifier/checks.h"
 #include "verifier/host_analysis.h"
+#include "verifier/orchestrators.h"
 #include "verifier/verifier.h"
 
 namespace cds::replay {
@@ -83,7 +84,9 @@ bool CanonicalDevices(std::string_view d, std::string* why) {
       pos = comma + 1;
     }
   }
-  std::string canon = ir::DeviceSet::Of(ids).ToString();
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string canon = ir::DeviceSet{false, ids}.ToString();
   if (canon != d) {
     *why = fmt::format("devices '{}' is not canonical (sorted, no repeats, \", \"-separated: {})",
                        d, canon);
@@ -379,10 +382,13 @@ Header ParseHeader(std::string_view text) {
           h.error_substring = std::string(sub);
         }
       } else {
-        h.problems.push_back(fmt::format("line {}: unknown EXPECT value '{}'", i + 1, v));
+        h.problems.push_back(fmt::format(
+            "line {}: unknown EXPECT value (expected 'ok', 'error <line> <substring>' or 'TODO')",
+            i + 1));
       }
     } else if (StartsWith(body, "EXPECT")) {
-      h.problems.push_back(fmt::format("line {}: unknown header key in '{}'", i + 1, line));
+      h.problems.push_back(fmt::format(
+          "line {}: unknown header key (expected EXPECT:, EXPECT-SCOPE: or SOURCE:)", i + 1));
     }
   }
   // An expectation below the code would be silently ignored by a reader that
@@ -443,7 +449,7 @@ DerivedExpectation DeriveExpectation(const ir::ProgramPtr& input) {
     return out;
   }
   for (const auto& fn : synthesized->functions) {
-    if (!fn->IsHostOrchestrator()) continue;
+    if (!verify::IsHostOrchestrator(*fn)) continue;
     std::string why = DeriveForHost(*synthesized, *fn, out.scopes);
     if (!why.empty()) {
       out.why = fmt::format("in '{}': {} (the correct pass rejects the program)", fn->name, why);

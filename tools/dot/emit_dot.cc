@@ -1,6 +1,7 @@
 #include "tools/dot/emit_dot.h"
 
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -8,6 +9,9 @@
 
 #include "ir/op_registry.h"
 #include "ir/printer.h"
+#include "ir/walk.h"
+#include "pass/orchestrators.h"
+#include "pass/window_buffer_size.h"
 #include "verifier/host_analysis.h"
 
 namespace cds::dot {
@@ -127,7 +131,8 @@ class FunctionPicture {
   };
 
   std::string Role() const {
-    std::string level = fn_.EffectiveLevel() ? std::string(LevelName(*fn_.EffectiveLevel())) : "?";
+    std::optional<Level> effective = pass::LevelOf(fn_);
+    std::string level = effective ? std::string(LevelName(*effective)) : "?";
     return fmt::format(
         "{} {}", level,
         fn_.role ? std::string(RoleName(*fn_.role)) : std::string(FunctionTypeName(fn_.func_type)));
@@ -135,52 +140,28 @@ class FunctionPicture {
 
   std::string NewId(char kind) { return fmt::format("{}{}{}", prefix_, kind, counter_++); }
 
+  // Statements are walked through their field tables (ir/walk.h); what differs per
+  // kind is only what a statement adds to the picture: a scope opens a cluster, a
+  // loop binds its variable's device range, an assignment may define an alloc or
+  // a view, and a dispatch or collective called at the top of any other statement
+  // (an evaluation, a return, an unpacking) becomes a node.
   void Walk(const StmtPtr& s) {
     if (!s) return;
-    switch (s->kind()) {
-      case NodeKind::kSeqStmts:
-        for (const auto& c : static_cast<const SeqStmts&>(*s).stmts) Walk(c);
-        return;
-      case NodeKind::kCommDomainScopeStmt: {
-        const auto& scope = static_cast<const CommDomainScopeStmt&>(*s);
-        scopes_.push_back(&scope);
-        Walk(scope.body);
-        return;
-      }
-      case NodeKind::kForStmt: {
-        const auto& loop = static_cast<const ForStmt&>(*s);
-        loops_[loop.loop_var.get()] = verify::LoopDescriptor(loop, bounds_);
-        Walk(loop.body);
-        loops_.erase(loop.loop_var.get());
-        return;
-      }
-      case NodeKind::kWhileStmt:
-        Walk(static_cast<const WhileStmt&>(*s).body);
-        return;
-      case NodeKind::kIfStmt:
-        Walk(static_cast<const IfStmt&>(*s).then_body);
-        Walk(static_cast<const IfStmt&>(*s).else_body);
-        return;
-      case NodeKind::kScopeStmt:
-        Walk(static_cast<const ScopeStmt&>(*s).body);
-        return;
-      case NodeKind::kAssignStmt: {
-        const auto& a = static_cast<const AssignStmt&>(*s);
-        Assign(a);
-        return;
-      }
-      case NodeKind::kEvalStmt:
-        CallNode(AsCall(static_cast<const EvalStmt&>(*s).expr));
-        return;
-      case NodeKind::kReturnStmt:
-        for (const auto& v : static_cast<const ReturnStmt&>(*s).values) CallNode(AsCall(v));
-        return;
-      case NodeKind::kUnpackAssignStmt:
-        CallNode(AsCall(static_cast<const UnpackAssignStmt&>(*s).value));
-        return;
-      default:
-        return;
+    if (s->kind() == NodeKind::kAssignStmt) {
+      Assign(static_cast<const AssignStmt&>(*s));
+      return;
     }
+    ForEachStmtOperand(*s, [&](const ExprPtr& e) { CallNode(AsCall(e)); });
+    const Var* loop_var = nullptr;
+    if (s->kind() == NodeKind::kCommDomainScopeStmt) {
+      scopes_.push_back(static_cast<const CommDomainScopeStmt*>(s.get()));
+    } else if (s->kind() == NodeKind::kForStmt) {
+      const auto& loop = static_cast<const ForStmt&>(*s);
+      loop_var = loop.loop_var.get();
+      loops_[loop_var] = verify::LoopDescriptor(loop, bounds_);
+    }
+    ForEachSubStmt(*s, [&](const StmtPtr& child) { Walk(child); });
+    if (loop_var) loops_.erase(loop_var);
   }
 
   void Assign(const AssignStmt& a) {
@@ -191,7 +172,7 @@ class FunctionPicture {
       if (const AttrValue* v = FindKwarg(call->kwargs, "name")) {
         if (const auto* s = std::get_if<std::string>(v)) name = *s;
       }
-      ExprPtr size = AllocSizeBytes(*call);
+      ExprPtr size = pass::WindowBufferSizeBytes(*call);
       std::string id = NewId('a');
       var_ids_[a.var.get()] = id;
       allocs_.push_back(id);
@@ -249,7 +230,7 @@ class FunctionPicture {
     std::string id;
     if (GlobalVarPtr callee = call->Callee()) {
       FunctionPtr f = program_.FindFunction(callee->name);
-      if (!f || !f->IsChipOrchestrator()) return "";
+      if (!f || !pass::IsChipOrchestrator(*f)) return "";
       ExprPtr device = FindAttr(call->attrs, "device");
       verify::Descriptor d = verify::DeviceDescriptor(device, loops_);
       id = NewId('d');

@@ -1,4 +1,4 @@
-#include "tools/driver/driver.h"
+#include "driver/driver.h"
 
 namespace cds::driver {
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "ir/error.h"
-#include "tools/driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::driver {
