@@ -17,6 +17,12 @@
 # runs a pass and is no detector. A control row runs every detector on the
 # tree without a patch (--no-control skips it): a finding there is a false alarm.
 #
+# Detectors run one after the other, in the order gen_sweep, verifier_sweep,
+# prop_test, fuzz_pipeline, fuzz_text_mutate. gen_sweep and verifier_sweep always get
+# the whole cap (each must report every bug on its own); the other oracles race the
+# earliest finding so far: their cap shrinks to that time, since a later finding
+# cannot be the first (their cell then reads `>T`, T the time they were given).
+#
 # --bugs: patch numbers (default: every patch). --cap: seconds per detector and
 # bug (default 60). --reuse keeps every (bug, detector) result already in
 # OUT/run/<NN>/<detector>/result. --prepare K builds the fuzz preset's --targets
@@ -34,14 +40,15 @@ cd "$ROOT"
 CAP=60
 BUGS=""
 ORACLES=(gen_sweep fuzz_pipeline fuzz_text_mutate prop_test)
-DETECTORS="gen_sweep,fuzz_pipeline,fuzz_text_mutate,prop_test,verifier_sweep"
+DETECTORS="gen_sweep,verifier_sweep,prop_test,fuzz_pipeline,fuzz_text_mutate"
+FULL_CAP=(gen_sweep verifier_sweep)  # run to the cap whatever the others found
 OUT="$ROOT/build/bug-hunt"
 JOBS=2
 REUSE=0
 CONTROL=1
 PREPARE=""
 TARGETS=""
-usage() { sed -n '2,28p' "$0"; }
+usage() { sed -n '2,34p' "$0"; }
 while (($#)); do
   case "$1" in
     --cap) CAP=$2; shift 2 ;;
@@ -208,10 +215,10 @@ build_variant() {
   done
 }
 
-# Runs one detector against variant n; prints the seconds to its first finding,
-# or "—" when the cap ran out.
+# Runs one detector against variant n for `cap` seconds; prints the seconds to its
+# first finding, or "—" when the cap ran out.
 run_detector() {
-  local n=$1 d=$2 bin="$OUT/bin/$1/$2" work="$OUT/run/$1/$2" rc=0 t0 t1
+  local n=$1 d=$2 CAP=$3 bin="$OUT/bin/$1/$2" work="$OUT/run/$1/$2" rc=0 t0 t1
   rm -rf "$work"; mkdir -p "$work/corpus" "$work/artifacts"
   t0=$(date +%s.%N)
   case "$d" in
@@ -254,6 +261,10 @@ run_detector() {
   fi
 }
 
+is_oracle() { [[ " ${ORACLES[*]} " == *" $1 "* ]]; }
+# Whether time a is earlier than time b (an empty b is no finding yet).
+earlier() { [[ -z "$2" ]] || awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
+
 declare -A RESULT
 for n in "${ROWS[@]}"; do
   todo=()
@@ -267,8 +278,19 @@ for n in "${ROWS[@]}"; do
   ((${#todo[@]})) || { log "bug $n: every result reused"; continue; }
   log "bug $n (${RULE[$n]:-control: no patch}): building"
   build_variant "$n"
+  best=""
+  for d in "${DET[@]}"; do
+    r=${RESULT[$n,$d]:-}
+    [[ -n "$r" && "$r" != —* && "$r" != '>'* ]] && is_oracle "$d" && earlier "$r" "$best" && best=$r
+  done
   for d in "${todo[@]}"; do
-    r=$(run_detector "$n" "$d")
+    cap=$CAP
+    if [[ -n "$best" && " ${FULL_CAP[*]} " != *" $d "* ]]; then
+      cap=$(awk -v b="$best" -v c="$CAP" 'BEGIN {t = int(b) + (b > int(b)); if (t < 1) t = 1; print (t < c ? t : c)}')
+    fi
+    r=$(run_detector "$n" "$d" "$cap")
+    [[ "$r" == "—" && "$cap" != "$CAP" ]] && r=">$cap"
+    [[ "$r" != —* && "$r" != '>'* ]] && is_oracle "$d" && earlier "$r" "$best" && best=$r
     RESULT[$n,$d]=$r
     echo "$r" >"$OUT/run/$n/$d/result"
     what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|libFuzzer): [a-z-]+|\[  FAILED  \] [A-Za-z_./0-9]+' \
@@ -278,7 +300,6 @@ for n in "${ROWS[@]}"; do
   done
 done
 
-is_oracle() { [[ " ${ORACLES[*]} " == *" $1 "* ]]; }
 {
   echo "# Bug hunt: seconds until each detector reports each deliberate bug"
   echo
@@ -307,9 +328,7 @@ is_oracle() { [[ " ${ORACLES[*]} " == *" $1 "* ]]; }
       is_oracle "$d" || continue
       r=${RESULT[$n,$d]}
       row+=" $r |"
-      if [[ "$r" != "—" ]] && { [[ -z "$best" ]] || awk -v a="$r" -v b="$best" 'BEGIN {exit !(a < b)}'; }; then
-        best=$r
-      fi
+      [[ "$r" != —* && "$r" != '>'* ]] && earlier "$r" "$best" && best=$r
     done
     if [[ "$n" == 00 ]]; then
       row+=" ${best:-—} |"
@@ -333,7 +352,7 @@ is_oracle() { [[ " ${ORACLES[*]} " == *" $1 "* ]]; }
   for n in "${ROWS[@]}"; do
     for d in "${DET[@]}"; do
       w=$(cat "$OUT/run/$n/$d/what" 2>/dev/null || true)
-      [[ -n "$w" && "${RESULT[$n,$d]}" != "—" ]] && echo "- $n, $d: \`$(cut -c1-150 <<<"$w" | tr '`' "'")\`"
+      [[ -n "$w" && "${RESULT[$n,$d]}" != —* && "${RESULT[$n,$d]}" != '>'* ]] && echo "- $n, $d: \`$(cut -c1-150 <<<"$w" | tr '`' "'")\`"
     done
   done
   echo "UNDETECTED=${#undetected[@]} MEDIAN=$median CONTROL_FINDINGS=$control_findings" >"$OUT/summary.env"

@@ -26,7 +26,7 @@
 #include "fuzz/gen/generate.h"
 #include "ir/error.h"
 #include "ir/printer.h"
-#include "tools/driver/driver.h"
+#include "driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace {
