@@ -3,25 +3,29 @@
 # patch, fuzz/bugs/NN-name.patch; for each one, how many seconds each detector
 # needs to report it (capped).
 #
-#   ci/bug-hunt.sh [--cap SECONDS] [--bugs 1,2,...] [--detectors a,b] [--out DIR]
+#   ci/bug-hunt.sh [--cap SECONDS] [--fuzz-after SECONDS] [--bugs 1,2,...] [--out DIR]
 #                  [--jobs N] [--reuse] [--no-control]
 #   ci/bug-hunt.sh --prepare K [--targets a,b] [--out DIR] [--jobs N]
 #
 # Each patch is applied to a scratch copy of the working tree (OUT/src; the
 # working tree itself is never touched), and the detectors are built there:
-# gen_sweep, fuzz_pipeline and fuzz_text_mutate with the fuzz preset
-# (OUT/build-fuzz), prop_test (RapidCheck) and verifier_sweep with the release
-# preset (OUT/build-prop). The oracles are gen_sweep, fuzz_pipeline,
-# fuzz_text_mutate and prop_test; verifier_sweep (tests/bugs) judges generated
-# programs by the verifier alone and is reported beside them. fuzz_parse never
-# runs a pass and is no detector. A control row runs every detector on the
-# tree without a patch (--no-control skips it): a finding there is a false alarm.
+# gen_sweep, prop_test (RapidCheck) and verifier_sweep with the dev preset
+# (OUT/build-dev), fuzz_pipeline and fuzz_text_mutate with the fuzz preset
+# (OUT/build-fuzz). The oracles are gen_sweep, prop_test, fuzz_pipeline and
+# fuzz_text_mutate; verifier_sweep (tests/bugs) judges generated programs by the
+# verifier alone and is reported beside them. fuzz_parse never runs a pass and is
+# no detector.
 #
-# Detectors run one after the other, in the order gen_sweep, verifier_sweep,
-# prop_test, fuzz_pipeline, fuzz_text_mutate. gen_sweep and verifier_sweep always get
-# the whole cap (each must report every bug on its own); the other oracles race the
+# Detectors run one after the other: gen_sweep, verifier_sweep, prop_test,
+# fuzz_pipeline, fuzz_text_mutate. gen_sweep and verifier_sweep always get the
+# whole cap (each must report every bug on its own); the other oracles race the
 # earliest finding so far: their cap shrinks to that time, since a later finding
-# cannot be the first (their cell then reads `>T`, T the time they were given).
+# cannot be the first (the cell then reads `>T`, T the seconds they were given).
+# The libFuzzer targets are built and run for a bug only when no dev-build oracle
+# found it within --fuzz-after seconds (default 1; 0: always), since building the
+# fuzz preset once per bug costs minutes; their cell otherwise reads `·`. A control
+# row, last, runs every detector that ran for some bug on the tree without a patch
+# (--no-control skips it): a finding there is a false alarm.
 #
 # --bugs: patch numbers (default: every patch). --cap: seconds per detector and
 # bug (default 60). --reuse keeps every (bug, detector) result already in
@@ -38,9 +42,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 CAP=60
+FUZZ_AFTER=1
 BUGS=""
-ORACLES=(gen_sweep fuzz_pipeline fuzz_text_mutate prop_test)
-DETECTORS="gen_sweep,verifier_sweep,prop_test,fuzz_pipeline,fuzz_text_mutate"
+ORACLES=(gen_sweep prop_test fuzz_pipeline fuzz_text_mutate)
+DEV_DETECTORS=(gen_sweep verifier_sweep prop_test)
+FUZZ_DETECTORS=(fuzz_pipeline fuzz_text_mutate)
+DET=("${DEV_DETECTORS[@]}" "${FUZZ_DETECTORS[@]}")
 FULL_CAP=(gen_sweep verifier_sweep)  # run to the cap whatever the others found
 OUT="$ROOT/build/bug-hunt"
 JOBS=2
@@ -48,12 +55,12 @@ REUSE=0
 CONTROL=1
 PREPARE=""
 TARGETS=""
-usage() { sed -n '2,34p' "$0"; }
+usage() { sed -n '2,37p' "$0"; }
 while (($#)); do
   case "$1" in
     --cap) CAP=$2; shift 2 ;;
+    --fuzz-after) FUZZ_AFTER=$2; shift 2 ;;
     --bugs) BUGS=$2; shift 2 ;;
-    --detectors) DETECTORS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --reuse) REUSE=1; shift ;;
@@ -64,6 +71,7 @@ while (($#)); do
     *) echo "bug-hunt.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+[[ "$FUZZ_AFTER" =~ ^[0-9]+$ ]] || { echo "bug-hunt.sh: --fuzz-after needs a number of seconds" >&2; exit 2; }
 [[ "$CAP" =~ ^[0-9]+$ && "$CAP" -gt 0 ]] || { echo "bug-hunt.sh: --cap needs a positive number of seconds" >&2; exit 2; }
 [[ "$JOBS" =~ ^[0-9]+$ && "$JOBS" -gt 0 ]] || { echo "bug-hunt.sh: --jobs needs a positive number" >&2; exit 2; }
 mkdir -p "$OUT"
@@ -85,7 +93,7 @@ two_digits() { [[ "$1" =~ ^[0-9]+$ ]] || die "not a bug number: $1"; printf '%02
 
 SRC="$OUT/src"
 FUZZ_BUILD="$OUT/build-fuzz"
-PROP_BUILD="$OUT/build-prop"
+DEV_BUILD="$OUT/build-dev"
 
 # OUT/src becomes the working tree's files (tracked, and untracked ones git does not
 # ignore); only files whose content differs are written, so the builds recompile
@@ -135,15 +143,15 @@ prepare_tree() {
 }
 
 export CCACHE_DIR=${CCACHE_DIR:-/work/ccache}
-export CCACHE_BASEDIR="$SRC"
+# Paths relative to the scratch copy and no working directory in the hash (debug
+# builds): objects of unchanged files come from the working tree's own builds.
+export CCACHE_BASEDIR="$SRC" CCACHE_NOHASHDIR=1
 
 # Builds `targets` in a preset folder of the scratch copy; once more with one job
 # when the first attempt fails (clang has been seen to crash under memory pressure).
 build() {
   local preset=$1 dir=$2 log=$3; shift 3
-  local extra=()
-  [[ "$preset" == release ]] && extra=(-DCDS_BUILD_BENCH=OFF)
-  (cd "$SRC" && cmake --preset "$preset" -B "$dir" "${extra[@]}") >"$log" 2>&1 ||
+  (cd "$SRC" && cmake --preset "$preset" -B "$dir") >"$log" 2>&1 ||
     { tail -20 "$log" >&2; die "configuring $preset failed; see $log"; }
   nice cmake --build "$dir" -j"$JOBS" --target "$@" >>"$log" 2>&1 ||
     nice cmake --build "$dir" -j1 --target "$@" >>"$log" 2>&1 ||
@@ -177,53 +185,28 @@ else
     BUG_LIST+=("$n")
   done
 fi
-IFS=',' read -r -a DET <<<"$DETECTORS"
-for d in "${DET[@]}"; do
-  case "$d" in gen_sweep|fuzz_pipeline|fuzz_text_mutate|prop_test|verifier_sweep) ;;
-    *) die "unknown detector $d" ;; esac
-done
 ROWS=("${BUG_LIST[@]}")
-((CONTROL)) && ROWS=(00 "${BUG_LIST[@]}")
+((CONTROL)) && ROWS+=(00)
 
-FUZZ_TARGETS=()
-PROP_TARGETS=()
-for d in "${DET[@]}"; do
-  case "$d" in
-    prop_test|verifier_sweep) PROP_TARGETS+=("$d") ;;
-    *) FUZZ_TARGETS+=("$d") ;;
-  esac
-done
 binary() {
   case "$1" in
-    gen_sweep|fuzz_*) echo "$FUZZ_BUILD/fuzz/targets/$1" ;;
-    prop_test) echo "$PROP_BUILD/tests/prop/prop_test" ;;
-    verifier_sweep) echo "$PROP_BUILD/tests/bugs/verifier_sweep" ;;
+    gen_sweep) echo "$DEV_BUILD/fuzz/targets/gen_sweep" ;;
+    prop_test) echo "$DEV_BUILD/tests/prop/prop_test" ;;
+    verifier_sweep) echo "$DEV_BUILD/tests/bugs/verifier_sweep" ;;
+    fuzz_*) echo "$FUZZ_BUILD/fuzz/targets/$1" ;;
   esac
 }
 
-build_variant() {
-  local n=$1
-  prepare_tree "$n"
-  ((${#FUZZ_TARGETS[@]})) && build fuzz "$FUZZ_BUILD" "$OUT/build-fuzz-$n.log" "${FUZZ_TARGETS[@]}"
-  # RapidCheck links only into unsanitized, non-fuzzer binaries: a release build.
-  ((${#PROP_TARGETS[@]})) && build release "$PROP_BUILD" "$OUT/build-prop-$n.log" "${PROP_TARGETS[@]}"
-  mkdir -p "$OUT/bin/$n"
-  local d
-  # cp + mv: a rename succeeds even while an older copy is still running.
-  for d in "${DET[@]}"; do
-    cp "$(binary "$d")" "$OUT/bin/$n/.$d" && mv -f "$OUT/bin/$n/.$d" "$OUT/bin/$n/$d"
-  done
-}
-
-# Runs one detector against variant n for `cap` seconds; prints the seconds to its
-# first finding, or "—" when the cap ran out.
+# Runs one detector against the scratch copy's current build for `cap` seconds;
+# prints the seconds to its first finding, or "—" when the cap ran out.
 run_detector() {
-  local n=$1 d=$2 CAP=$3 bin="$OUT/bin/$1/$2" work="$OUT/run/$1/$2" rc=0 t0 t1
+  local n=$1 d=$2 cap=$3 bin work="$OUT/run/$1/$2" rc=0 t0 t1
+  bin=$(binary "$d")
   rm -rf "$work"; mkdir -p "$work/corpus" "$work/artifacts"
   t0=$(date +%s.%N)
   case "$d" in
     gen_sweep|verifier_sweep)
-      timeout $((CAP + 30)) "$bin" --seconds "$CAP" >"$work/log" 2>&1 || rc=$?
+      timeout $((cap + 30)) "$bin" --seconds "$cap" >"$work/log" 2>&1 || rc=$?
       ;;
     fuzz_pipeline|fuzz_text_mutate)
       local opts=() k v
@@ -234,14 +217,14 @@ run_detector() {
           [[ -n "$k" && "$k" != \[* && "$k" != \#* && "$k" != dict ]] && opts+=("-$k=$v")
         done <"$ROOT/corpus/$d.options"
       fi
-      timeout $((CAP + 30)) "$bin" "$work/corpus" "$ROOT/corpus/$d" "${opts[@]}" -max_total_time="$CAP" \
+      timeout $((cap + 30)) "$bin" "$work/corpus" "$ROOT/corpus/$d" "${opts[@]}" -max_total_time="$cap" \
         -artifact_prefix="$work/artifacts/" -timeout=10 -rss_limit_mb=4096 >"$work/log" 2>&1 || rc=$?
       ;;
     prop_test)
       # The suite at its default budgets, again and again with new seeds, so every
       # property gets its turn before the cap. noshrink: the time to the first
       # counterexample is measured, not the time to shrink it.
-      local deadline=$(($(date +%s) + CAP)) seed=0 left
+      local deadline=$(($(date +%s) + cap)) seed=0 left
       : >"$work/log"
       while left=$((deadline - $(date +%s))); ((left > 0)); do
         seed=$((seed + 1))
@@ -262,57 +245,78 @@ run_detector() {
 }
 
 is_oracle() { [[ " ${ORACLES[*]} " == *" $1 "* ]]; }
+found() { [[ -n "$1" && "$1" != "—" && "$1" != '>'* && "$1" != "·" ]]; }
 # Whether time a is earlier than time b (an empty b is no finding yet).
 earlier() { [[ -z "$2" ]] || awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
 
 declare -A RESULT
-for n in "${ROWS[@]}"; do
-  todo=()
-  for d in "${DET[@]}"; do
-    if ((REUSE)) && [[ -s "$OUT/run/$n/$d/result" ]]; then
-      RESULT[$n,$d]=$(cat "$OUT/run/$n/$d/result")
-    else
-      todo+=("$d")
-    fi
-  done
-  ((${#todo[@]})) || { log "bug $n: every result reused"; continue; }
-  log "bug $n (${RULE[$n]:-control: no patch}): building"
-  build_variant "$n"
-  best=""
-  for d in "${DET[@]}"; do
-    r=${RESULT[$n,$d]:-}
-    [[ -n "$r" && "$r" != —* && "$r" != '>'* ]] && is_oracle "$d" && earlier "$r" "$best" && best=$r
-  done
-  for d in "${todo[@]}"; do
-    cap=$CAP
+FUZZ_USED=0
+# Runs detector d on row n (unless --reuse has its result), racing `best`.
+hunt() {
+  local n=$1 d=$2 cap=$CAP r what
+  if ((REUSE)) && [[ -s "$OUT/run/$n/$d/result" ]]; then
+    RESULT[$n,$d]=$(cat "$OUT/run/$n/$d/result")
+  else
     if [[ -n "$best" && " ${FULL_CAP[*]} " != *" $d "* ]]; then
       cap=$(awk -v b="$best" -v c="$CAP" 'BEGIN {t = int(b) + (b > int(b)); if (t < 1) t = 1; print (t < c ? t : c)}')
     fi
     r=$(run_detector "$n" "$d" "$cap")
     [[ "$r" == "—" && "$cap" != "$CAP" ]] && r=">$cap"
-    [[ "$r" != —* && "$r" != '>'* ]] && is_oracle "$d" && earlier "$r" "$best" && best=$r
     RESULT[$n,$d]=$r
     echo "$r" >"$OUT/run/$n/$d/result"
     what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|libFuzzer): [a-z-]+|\[  FAILED  \] [A-Za-z_./0-9]+' \
       "$OUT/run/$n/$d/log" | head -1 || true)
     echo "$what" >"$OUT/run/$n/$d/what"
-    log "bug $n: $d -> ${r}${what:+ s ($what)}"
-  done
+    log "bug $n: $d -> ${RESULT[$n,$d]}${what:+ s ($what)}"
+  fi
+  if found "${RESULT[$n,$d]}" && is_oracle "$d" && earlier "${RESULT[$n,$d]}" "$best"; then
+    best=${RESULT[$n,$d]}
+  fi
+  return 0
+}
+
+for n in "${ROWS[@]}"; do
+  reused=1
+  for d in "${DEV_DETECTORS[@]}"; do ((REUSE)) && [[ -s "$OUT/run/$n/$d/result" ]] || reused=0; done
+  prepare_tree "$n"
+  if ((!reused)); then
+    log "bug $n (${RULE[$n]:-control: no patch}): building the dev detectors"
+    build dev "$DEV_BUILD" "$OUT/build-dev-$n.log" "${DEV_DETECTORS[@]}"
+  fi
+  best=""
+  for d in "${DEV_DETECTORS[@]}"; do hunt "$n" "$d"; done
+  if [[ "$n" == 00 ]] && ((!FUZZ_USED)); then
+    fuzz=0
+  elif [[ "$n" == 00 ]] || ((FUZZ_AFTER == 0)) || [[ -z "$best" ]] || ! earlier "$best" "$FUZZ_AFTER.01"; then
+    fuzz=1
+  else
+    fuzz=0
+  fi
+  if ((fuzz)); then
+    FUZZ_USED=1
+    reused=1
+    for d in "${FUZZ_DETECTORS[@]}"; do ((REUSE)) && [[ -s "$OUT/run/$n/$d/result" ]] || reused=0; done
+    if ((!reused)); then
+      log "bug $n: building the fuzz targets"
+      build fuzz "$FUZZ_BUILD" "$OUT/build-fuzz-$n.log" "${FUZZ_DETECTORS[@]}"
+    fi
+    for d in "${FUZZ_DETECTORS[@]}"; do hunt "$n" "$d"; done
+  else
+    for d in "${FUZZ_DETECTORS[@]}"; do RESULT[$n,$d]="·"; done
+  fi
 done
 
 {
   echo "# Bug hunt: seconds until each detector reports each deliberate bug"
   echo
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')," \
-    "cap ${CAP}s per detector, $(nproc) cores; fuzz targets and gen_sweep: ASan + UBSan fuzz build;" \
-    "prop_test and verifier_sweep: release build (\`—\` = nothing reported within the cap)."
-  echo "**first** is the earliest oracle (gen_sweep, fuzz_pipeline, fuzz_text_mutate, prop_test);" \
-    "verifier_sweep judges by the verifier alone."
+    "cap ${CAP} s per detector, $(nproc) cores. gen_sweep, prop_test and verifier_sweep: dev build;" \
+    "fuzz_pipeline and fuzz_text_mutate: ASan + UBSan fuzz build, run when no dev-build oracle" \
+    "found the bug within ${FUZZ_AFTER} s. \`—\` nothing within the cap; \`>T\` nothing within T s," \
+    "the earliest finding so far; \`·\` not run. verifier_sweep judges by the verifier alone."
   echo
-  header="| bug | rule |"; rule="|---|---|"
-  for d in "${DET[@]}"; do is_oracle "$d" && { header+=" $d |"; rule+="---:|"; }; done
-  header+=" **first** |"; rule+="---:|"
-  for d in "${DET[@]}"; do is_oracle "$d" || { header+=" $d |"; rule+="---:|"; }; done
+  header="| bug | rule | first oracle | s |"; rule="|---|---|---|---:|"
+  for d in "${DET[@]}"; do header+=" $d |"; rule+="---:|"; done
   echo "$header"; echo "$rule"
   firsts=()
   undetected=()
@@ -321,28 +325,25 @@ done
     if [[ "$n" == 00 ]]; then
       row="| control | no patch |"
     else
-      row="| $(basename "${PATCH[$n]}" .patch) | ${RULE[$n]} |"
+      row="| $(basename "${PATCH[$n]}" .patch) | ${RULE[$n]%% — *} |"
     fi
-    best=""
+    best=""; first=""
     for d in "${DET[@]}"; do
-      is_oracle "$d" || continue
-      r=${RESULT[$n,$d]}
-      row+=" $r |"
-      [[ "$r" != —* && "$r" != '>'* ]] && earlier "$r" "$best" && best=$r
+      r=${RESULT[$n,$d]:-·}
+      if found "$r"; then
+        [[ "$n" == 00 ]] && control_findings=$((control_findings + 1))
+        if is_oracle "$d" && earlier "$r" "$best"; then best=$r; first=$d; fi
+      fi
     done
-    if [[ "$n" == 00 ]]; then
-      row+=" ${best:-—} |"
-      for d in "${DET[@]}"; do [[ "${RESULT[$n,$d]}" != "—" ]] && control_findings=$((control_findings + 1)); done
-    elif [[ -z "$best" ]]; then
-      undetected+=("$n"); row+=" — |"
-    else
-      firsts+=("$best"); row+=" $best |"
+    if [[ "$n" != 00 ]]; then
+      if [[ -z "$best" ]]; then undetected+=("$n"); else firsts+=("$best"); fi
     fi
-    for d in "${DET[@]}"; do is_oracle "$d" || row+=" ${RESULT[$n,$d]} |"; done
+    row+=" ${first:-—} | ${best:-—} |"
+    for d in "${DET[@]}"; do row+=" ${RESULT[$n,$d]:-·} |"; done
     echo "$row"
   done
   echo
-  median=$(printf '%s\n' "${firsts[@]}" | sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR+1)/2]; else printf "%.1f", (v[NR/2]+v[NR/2+1])/2}')
+  median=$(printf '%s\n' "${firsts[@]}" | sort -g | awk 'NF {v[++k]=$1} END {if (k == 0) print "n/a"; else if (k % 2) print v[(k+1)/2]; else printf "%.1f", (v[k/2]+v[k/2+1])/2}')
   echo "Found by an oracle: $(( ${#BUG_LIST[@]} - ${#undetected[@]} )) of ${#BUG_LIST[@]}" \
     "(missed: ${undetected[*]:-none}); median time to the first finding: ${median} s."
   ((CONTROL)) && echo "Control (no patch): $control_findings finding(s)."
@@ -352,7 +353,9 @@ done
   for n in "${ROWS[@]}"; do
     for d in "${DET[@]}"; do
       w=$(cat "$OUT/run/$n/$d/what" 2>/dev/null || true)
-      [[ -n "$w" && "${RESULT[$n,$d]}" != —* && "${RESULT[$n,$d]}" != '>'* ]] && echo "- $n, $d: \`$(cut -c1-150 <<<"$w" | tr '`' "'")\`"
+      if [[ -n "$w" ]] && found "${RESULT[$n,$d]:-}"; then
+        echo "- $n, $d: \`$(cut -c1-150 <<<"$w" | tr '`' "'")\`"
+      fi
     done
   done
   echo "UNDETECTED=${#undetected[@]} MEDIAN=$median CONTROL_FINDINGS=$control_findings" >"$OUT/summary.env"
