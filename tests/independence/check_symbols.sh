@@ -66,6 +66,11 @@ trap 'rm -rf "$tmp"' EXIT
 undefined() {
   local file=$1 members=${2:-}
   "$NM" -A --undefined-only "$file" >"$tmp/nm" || { echo "check_symbols.sh: $NM failed on $file" >&2; exit 2; }
+  # A member the archive lacks (a renamed source) would make the check vacuous.
+  local m
+  for m in ${members//,/ }; do
+    grep -qF ":$m:" "$tmp/nm" || { echo "check_symbols.sh: $file has no member $m" >&2; exit 2; }
+  done
   awk -v members=",$members," '
     { n = split($1, part, ":"); member = n >= 3 ? part[n - 1] : "" }
     members == ",," || index(members, "," member ",") { print $NF }' "$tmp/nm" | sort -u
