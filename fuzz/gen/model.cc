@@ -1450,14 +1450,23 @@ class Generator {
       const int data = c_.Pick(data_params);
       CollectiveModel c;
       switch (c_.Int(0, 3)) {
-        case 0: c.kind = CollKind::kAllReduce; c.args = {data}; break;
-        case 1: c.kind = CollKind::kAllReduce; c.args = {data, signal}; break;
+        case 0:
+          c.kind = CollKind::kAllReduce;
+          c.args = {data};
+          break;
+        case 1:
+          c.kind = CollKind::kAllReduce;
+          c.args = {data, signal};
+          break;
         case 2:
           c.kind = CollKind::kBroadcast;
           c.args = {data, signal};
           c.root = c_.Int(0, 3);
           break;
-        default: c.kind = CollKind::kBarrier; c.args = {signal}; break;
+        default:
+          c.kind = CollKind::kBarrier;
+          c.args = {signal};
+          break;
       }
       StmtModel st = NewStmt(StmtKind::kCollective);
       c.stmt = st.id;

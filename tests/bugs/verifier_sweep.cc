@@ -23,10 +23,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "driver/driver.h"
 #include "fuzz/gen/generate.h"
 #include "ir/error.h"
 #include "ir/printer.h"
-#include "driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace {
@@ -101,8 +101,10 @@ int main(int argc, char** argv) {
     const std::optional<cds::ir::ProgramPtr> output = Pipeline(p.ir);
     if (!output) continue;
     if (auto d = Judge(p.ir, *output); !d.empty()) {
-      Report(seed, p.valid() ? "the verifier rejects the pipeline's output"
-                             : "the pipeline accepted a planted defect and the verifier rejects its output",
+      Report(seed,
+             p.valid()
+                 ? "the verifier rejects the pipeline's output"
+                 : "the pipeline accepted a planted defect and the verifier rejects its output",
              d, *output);
     }
     const std::optional<cds::ir::ProgramPtr> rerun = Pipeline(*output);
