@@ -222,13 +222,14 @@ run_detector() {
       ;;
     prop_test)
       # The suite at its default budgets, again and again with new seeds, so every
-      # property gets its turn before the cap. noshrink: the time to the first
-      # counterexample is measured, not the time to shrink it.
+      # property gets its turn before the cap. noshrink and fail-fast: the time to
+      # the first counterexample is measured, not the time to shrink it or to run
+      # the rest of the suite.
       local deadline=$(($(date +%s) + cap)) seed=0 left
       : >"$work/log"
       while left=$((deadline - $(date +%s))); ((left > 0)); do
         seed=$((seed + 1))
-        RC_PARAMS="seed=$seed noshrink=1" timeout "$left" "$bin" >>"$work/log" 2>&1 || rc=$?
+        RC_PARAMS="seed=$seed noshrink=1" timeout "$left" "$bin" --gtest_fail_fast >>"$work/log" 2>&1 || rc=$?
         if ((rc != 0)); then
           [[ $rc == 124 ]] && rc=0  # the cap ran out inside a run
           break
