@@ -1,121 +1,212 @@
 #!/usr/bin/env bash
-# Bug-injection evaluation of the detectors: for every CDS_INJECT_BUG variant of
-# the passes, how many seconds each detector needs to report it (capped).
+# Bug-injection evaluation of the oracles: every deliberate bug of the passes is a
+# patch, fuzz/bugs/NN-name.patch; for each one, how many seconds each detector
+# needs to report it (capped).
 #
-#   ci/bug-hunt.sh [--cap SECONDS] [--bugs 1,2,...] [--detectors a,b] [--out DIR] [--reuse]
+#   ci/bug-hunt.sh [--cap SECONDS] [--fuzz-after SECONDS] [--bugs 1,2,...] [--out DIR]
+#                  [--jobs N] [--reuse] [--no-control]
+#   ci/bug-hunt.sh --prepare K [--targets a,b] [--out DIR] [--jobs N]
 #
-# --reuse keeps the result of every (bug, detector) pair already measured in
-# build/bug-hunt/run/<K>/<detector>/result (after an interrupted run).
+# Each patch is applied to a scratch copy of the working tree (OUT/src; the
+# working tree itself is never touched), and the detectors are built there:
+# gen_sweep, prop_test (RapidCheck) and verifier_sweep with the dev preset
+# (OUT/build-dev), fuzz_pipeline and fuzz_text_mutate with the fuzz preset
+# (OUT/build-fuzz). The oracles are gen_sweep, prop_test, fuzz_pipeline and
+# fuzz_text_mutate; verifier_sweep (tests/bugs) judges generated programs by the
+# verifier alone and is reported beside them. fuzz_parse never runs a pass and is
+# no detector.
 #
-# Detectors: gen_sweep (the generator-driven property oracle, seeds in turn),
-# fuzz_pipeline and fuzz_text_mutate (libFuzzer from their seed corpora), and
-# prop_test (RapidCheck properties) when tests/prop defines it. fuzz_parse is not
-# one: it never runs a pass.
+# Detectors run one after the other: gen_sweep, verifier_sweep, prop_test,
+# fuzz_pipeline, fuzz_text_mutate. gen_sweep and verifier_sweep always get the
+# whole cap (each must report every bug on its own); the other oracles race the
+# earliest finding so far: their cap shrinks to that time, since a later finding
+# cannot be the first (the cell then reads `>T`, T the seconds they were given).
+# The libFuzzer targets are built and run for a bug only when no dev-build oracle
+# found it within --fuzz-after seconds (default 1; 0: always), since building the
+# fuzz preset once per bug costs minutes; their cell otherwise reads `·`. A control
+# row, last, runs every detector that ran for some bug on the tree without a patch
+# (--no-control skips it): a finding there is a false alarm.
 #
-# One build folder (build/bug-hunt, fuzz preset) is reconfigured per variant:
-# only cds_pass sees CDS_INJECT_BUG, so each variant recompiles pass/ and relinks;
-# the binaries are copied to build/bug-hunt/bin/<K>/. The table goes to
-# build/bug-hunt/report.md (and stdout). Exit 1 if some bug went undetected or
-# the median time to first detection exceeds 10 s.
+# --bugs: patch numbers (default: every patch). --cap: seconds per detector and
+# bug (default 60). --reuse keeps every (bug, detector) result already in
+# OUT/run/<NN>/<detector>/result. --prepare K builds the fuzz preset's --targets
+# (default: the fuzz targets) with patch K applied and prints the build folder.
+#
+# The table goes to OUT/report.md and stdout (OUT = build/bug-hunt). Exit 0 when
+# every bug is found by an oracle and the median time to the first finding is at
+# most 10 s; 1 otherwise (or on a control finding); 2 on a usage error, or when a
+# patch does not apply or a build fails.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-CAP=120
+CAP=60
+FUZZ_AFTER=1
 BUGS=""
-DETECTORS="gen_sweep,fuzz_pipeline,fuzz_text_mutate,prop_test"
+ORACLES=(gen_sweep prop_test fuzz_pipeline fuzz_text_mutate)
+DEV_DETECTORS=(gen_sweep verifier_sweep prop_test)
+FUZZ_DETECTORS=(fuzz_pipeline fuzz_text_mutate)
+DET=("${DEV_DETECTORS[@]}" "${FUZZ_DETECTORS[@]}")
+FULL_CAP=(gen_sweep verifier_sweep)  # run to the cap whatever the others found
 OUT="$ROOT/build/bug-hunt"
+JOBS=2
 REUSE=0
+CONTROL=1
+PREPARE=""
+TARGETS=""
+usage() { sed -n '2,37p' "$0"; }
 while (($#)); do
   case "$1" in
     --cap) CAP=$2; shift 2 ;;
+    --fuzz-after) FUZZ_AFTER=$2; shift 2 ;;
     --bugs) BUGS=$2; shift 2 ;;
-    --detectors) DETECTORS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
     --reuse) REUSE=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) echo "bug-hunt.sh: unknown argument $1" >&2; exit 2 ;;
+    --no-control) CONTROL=0; shift ;;
+    --prepare) PREPARE=$2; shift 2 ;;
+    --targets) TARGETS=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bug-hunt.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-
-log() { printf '[bug-hunt %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
-
-# What each variant breaks (pass/materialize_comm_domain_scopes.cc and
-# pass/synthesize_allreduce_signals.cc, `#if CDS_INJECT_BUG == K`).
-declare -A NAME=(
-  [1]="ALL merged as a union"
-  [2]="subsets not unioned (last dispatch wins)"
-  [3]="domains ordered by devices, not first alloc"
-  [4]="recv_counts does not inherit"
-  [5]="uncovered barrier signal widened to ALL"
-  [6]="each view gets its own WindowBuffer copy"
-  [7]="chip-orch params get a back-reference"
-  [8]="pl.range(a, b) covers b too"
-  [9]="loop step ignored"
-  [10]="alias / in-place resolution missing"
-  [11]="defining Call not re-minted"
-  [12]="duplicate-name check skipped"
-  [13]="idempotence broken (re-wrapped)"
-  [14]="SARS: signal names checked only for the view"
-  [15]="SARS: core_num ignored in the signal size"
-)
-if [[ -z "$BUGS" ]]; then
-  BUGS=$(printf '%s\n' "${!NAME[@]}" | sort -n | paste -sd, -)
-fi
-IFS=',' read -r -a BUG_LIST <<<"$BUGS"
-
-"$ROOT/ci/install-deps.sh"
-
-HAVE_PROP=0
-if [[ -f "$ROOT/tests/prop/CMakeLists.txt" ]] && grep -q 'prop_test' "$ROOT/tests/prop/CMakeLists.txt"; then
-  HAVE_PROP=1
-fi
-IFS=',' read -r -a REQUESTED <<<"$DETECTORS"
-DET=()
-for d in "${REQUESTED[@]}"; do
-  if [[ "$d" == prop_test && $HAVE_PROP == 0 ]]; then
-    log "prop_test: tests/prop does not define it yet; gen_sweep stands in for the properties"
-    continue
-  fi
-  DET+=("$d")
-done
-
-BUILD="$OUT/build"
-PROP_BUILD="$OUT/build-prop"
+[[ "$FUZZ_AFTER" =~ ^[0-9]+$ ]] || { echo "bug-hunt.sh: --fuzz-after needs a number of seconds" >&2; exit 2; }
+[[ "$CAP" =~ ^[0-9]+$ && "$CAP" -gt 0 ]] || { echo "bug-hunt.sh: --cap needs a positive number of seconds" >&2; exit 2; }
+[[ "$JOBS" =~ ^[0-9]+$ && "$JOBS" -gt 0 ]] || { echo "bug-hunt.sh: --jobs needs a positive number" >&2; exit 2; }
 mkdir -p "$OUT"
-build_variant() {
-  local k=$1 fuzz_targets=() d
-  for d in "${DET[@]}"; do [[ "$d" != prop_test ]] && fuzz_targets+=("$d"); done
-  cmake --preset fuzz -B "$BUILD" -DCDS_INJECT_BUG="$k" >"$OUT/configure.log" 2>&1
-  # Once more on failure: under memory pressure clang has been seen to crash.
-  cmake --build "$BUILD" -j"$(nproc)" --target "${fuzz_targets[@]}" >"$OUT/build-$k.log" 2>&1 ||
-    cmake --build "$BUILD" -j1 --target "${fuzz_targets[@]}" >>"$OUT/build-$k.log" 2>&1
-  mkdir -p "$OUT/bin/$k"
-  # cp + mv: a rename succeeds even while an older copy is still running.
-  for d in "${fuzz_targets[@]}"; do
-    cp "$BUILD/fuzz/targets/$d" "$OUT/bin/$k/.$d" && mv -f "$OUT/bin/$k/.$d" "$OUT/bin/$k/$d"
-  done
-  if ((HAVE_PROP)) && [[ " ${DET[*]} " == *" prop_test "* ]]; then
-    # RapidCheck links only into unsanitized, non-fuzzer binaries: a release build.
-    cmake --preset release -B "$PROP_BUILD" -DCDS_INJECT_BUG="$k" -DCDS_BUILD_BENCH=OFF \
-      >"$OUT/configure-prop.log" 2>&1
-    cmake --build "$PROP_BUILD" -j"$(nproc)" --target prop_test >"$OUT/build-prop-$k.log" 2>&1 ||
-      cmake --build "$PROP_BUILD" -j1 --target prop_test >>"$OUT/build-prop-$k.log" 2>&1
-    cp "$PROP_BUILD/tests/prop/prop_test" "$OUT/bin/$k/.prop_test"
-    mv -f "$OUT/bin/$k/.prop_test" "$OUT/bin/$k/prop_test"
+OUT=$(cd "$OUT" && pwd)
+
+log() { printf '[bug-hunt %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { echo "bug-hunt.sh: $*" >&2; exit 2; }
+
+# Patch NN -> its file; the rule it breaks is its header line.
+declare -A PATCH RULE
+for p in "$ROOT"/fuzz/bugs/[0-9][0-9]-*.patch; do
+  [[ -e "$p" ]] || continue
+  n=$(basename "$p"); n=${n%%-*}
+  PATCH[$n]=$p
+  RULE[$n]=$(sed -n '1s/^# rule: //p' "$p")
+done
+((${#PATCH[@]})) || die "no patches in fuzz/bugs/"
+two_digits() { [[ "$1" =~ ^[0-9]+$ ]] || die "not a bug number: $1"; printf '%02d' "$((10#$1))"; }
+
+SRC="$OUT/src"
+FUZZ_BUILD="$OUT/build-fuzz"
+DEV_BUILD="$OUT/build-dev"
+
+# OUT/src becomes the working tree's files (tracked, and untracked ones git does not
+# ignore); only files whose content differs are written, so the builds recompile
+# what changed since the last variant and nothing else (a rewritten file gets a new
+# mtime, which is what ninja needs to see a reverted patch).
+sync_tree() {
+  python3 - "$ROOT" "$SRC" <<'PY'
+import os, subprocess, sys
+root, dst = sys.argv[1], sys.argv[2]
+files = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                       check=True, capture_output=True).stdout.decode().split("\0")
+keep = set()
+for f in filter(None, files):
+    src = os.path.join(root, f)
+    if not os.path.isfile(src):
+        continue
+    keep.add(f)
+    out = os.path.join(dst, f)
+    data = open(src, "rb").read()
+    try:
+        if open(out, "rb").read() == data:
+            continue
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "wb") as w:
+        w.write(data)
+    os.chmod(out, os.stat(src).st_mode)
+for d, _, names in os.walk(dst):
+    for n in names:
+        rel = os.path.relpath(os.path.join(d, n), dst)
+        if rel not in keep:
+            os.remove(os.path.join(d, n))
+PY
+}
+
+# The scratch copy with patch NN applied (none for "00", the control).
+prepare_tree() {
+  local n=$1
+  sync_tree || die "cannot copy the working tree into $SRC"
+  [[ "$n" == 00 ]] && return 0
+  # The ceiling keeps git from taking the enclosing repository for the scratch
+  # copy's: the patch applies to OUT/src as plain files.
+  if ! (cd "$SRC" && GIT_CEILING_DIRECTORIES="$OUT" git apply "${PATCH[$n]}") 2>"$OUT/apply-$n.log"; then
+    cat "$OUT/apply-$n.log" >&2
+    die "fuzz/bugs/$(basename "${PATCH[$n]}") does not apply to the working tree"
   fi
 }
 
-# Runs one detector against variant k; prints the seconds to the first finding,
-# or "—" when it ran out of budget.
+export CCACHE_DIR=${CCACHE_DIR:-/work/ccache}
+# Paths relative to the scratch copy and no working directory in the hash (debug
+# builds): objects of unchanged files come from the working tree's own builds.
+export CCACHE_BASEDIR="$SRC" CCACHE_NOHASHDIR=1
+
+# Builds `targets` in a preset folder of the scratch copy; once more with one job
+# when the first attempt fails (clang has been seen to crash under memory pressure).
+build() {
+  local preset=$1 dir=$2 log=$3; shift 3
+  (cd "$SRC" && cmake --preset "$preset" -B "$dir") >"$log" 2>&1 ||
+    { tail -20 "$log" >&2; die "configuring $preset failed; see $log"; }
+  nice cmake --build "$dir" -j"$JOBS" --target "$@" >>"$log" 2>&1 ||
+    nice cmake --build "$dir" -j1 --target "$@" >>"$log" 2>&1 ||
+    { grep -m5 -E 'error|FAILED' "$log" >&2 || true; die "building $* ($preset) failed; see $log"; }
+}
+
+"$ROOT/ci/install-deps.sh" >&2
+
+if [[ -n "$PREPARE" ]]; then
+  n=$(two_digits "$PREPARE")
+  [[ -n "${PATCH[$n]:-}" ]] || die "no patch fuzz/bugs/$n-*.patch"
+  if [[ -z "$TARGETS" ]]; then
+    TARGETS=$(cd "$ROOT/fuzz/targets" && ls fuzz_*.cc | sed 's/\.cc$//' | paste -sd, -)
+  fi
+  IFS=',' read -r -a targets <<<"$TARGETS"
+  log "bug $n (${RULE[$n]}): building ${targets[*]} in $FUZZ_BUILD"
+  prepare_tree "$n"
+  build fuzz "$FUZZ_BUILD" "$OUT/build-fuzz-$n.log" "${targets[@]}"
+  echo "$FUZZ_BUILD"
+  exit 0
+fi
+
+if [[ -z "$BUGS" ]]; then
+  BUG_LIST=($(printf '%s\n' "${!PATCH[@]}" | sort))
+else
+  IFS=',' read -r -a requested <<<"$BUGS"
+  BUG_LIST=()
+  for b in "${requested[@]}"; do
+    n=$(two_digits "$b")
+    [[ -n "${PATCH[$n]:-}" ]] || die "no patch fuzz/bugs/$n-*.patch"
+    BUG_LIST+=("$n")
+  done
+fi
+ROWS=("${BUG_LIST[@]}")
+((CONTROL)) && ROWS+=(00)
+
+binary() {
+  case "$1" in
+    gen_sweep) echo "$DEV_BUILD/fuzz/targets/gen_sweep" ;;
+    prop_test) echo "$DEV_BUILD/tests/prop/prop_test" ;;
+    verifier_sweep) echo "$DEV_BUILD/tests/bugs/verifier_sweep" ;;
+    fuzz_*) echo "$FUZZ_BUILD/fuzz/targets/$1" ;;
+  esac
+}
+
+# Runs one detector against the scratch copy's current build for `cap` seconds;
+# prints the seconds to its first finding, or "—" when the cap ran out.
 run_detector() {
-  local k=$1 d=$2 bin="$OUT/bin/$1/$2" work="$OUT/run/$1/$2" rc=0 t0 t1
+  local n=$1 d=$2 cap=$3 bin work="$OUT/run/$1/$2" rc=0 t0 t1
+  bin=$(binary "$d")
   rm -rf "$work"; mkdir -p "$work/corpus" "$work/artifacts"
   t0=$(date +%s.%N)
   case "$d" in
-    gen_sweep)
-      timeout $((CAP + 30)) "$bin" --seconds "$CAP" >"$work/log" 2>&1 || rc=$?
+    gen_sweep|verifier_sweep)
+      timeout $((cap + 30)) "$bin" --seconds "$cap" >"$work/log" 2>&1 || rc=$?
       ;;
     fuzz_pipeline|fuzz_text_mutate)
       local opts=() k v
@@ -126,21 +217,21 @@ run_detector() {
           [[ -n "$k" && "$k" != \[* && "$k" != \#* && "$k" != dict ]] && opts+=("-$k=$v")
         done <"$ROOT/corpus/$d.options"
       fi
-      timeout $((CAP + 30)) "$bin" "$work/corpus" "$ROOT/corpus/$d" "${opts[@]}" -max_total_time="$CAP" \
+      timeout $((cap + 30)) "$bin" "$work/corpus" "$ROOT/corpus/$d" "${opts[@]}" -max_total_time="$cap" \
         -artifact_prefix="$work/artifacts/" -timeout=10 -rss_limit_mb=4096 >"$work/log" 2>&1 || rc=$?
       ;;
     prop_test)
       # The suite at its default budgets, again and again with new seeds, so every
-      # property gets its turn before the cap (one huge max_success would keep the
-      # first property busy for the whole budget). noshrink: the time to the first
-      # counterexample is what is measured, not the time to shrink it.
-      local deadline=$(( $(date +%s) + CAP )) seed=0 left
+      # property gets its turn before the cap. noshrink and fail-fast: the time to
+      # the first counterexample is measured, not the time to shrink it or to run
+      # the rest of the suite.
+      local deadline=$(($(date +%s) + cap)) seed=0 left
       : >"$work/log"
       while left=$((deadline - $(date +%s))); ((left > 0)); do
         seed=$((seed + 1))
-        RC_PARAMS="seed=$seed noshrink=1" timeout "$left" "$bin" >>"$work/log" 2>&1 || rc=$?
+        RC_PARAMS="seed=$seed noshrink=1" timeout "$left" "$bin" --gtest_fail_fast >>"$work/log" 2>&1 || rc=$?
         if ((rc != 0)); then
-          [[ $rc == 124 ]] && rc=0  # ran out of time without a failure
+          [[ $rc == 124 ]] && rc=0  # the cap ran out inside a run
           break
         fi
       done
@@ -154,76 +245,127 @@ run_detector() {
   fi
 }
 
+is_oracle() { [[ " ${ORACLES[*]} " == *" $1 "* ]]; }
+found() { [[ -n "$1" && "$1" != "—" && "$1" != '>'* && "$1" != "·" ]]; }
+# Whether time a is earlier than time b (an empty b is no finding yet).
+earlier() { [[ -z "$2" ]] || awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
+
 declare -A RESULT
-for k in "${BUG_LIST[@]}"; do
-  todo=()
-  for d in "${DET[@]}"; do
-    if ((REUSE)) && [[ -s "$OUT/run/$k/$d/result" ]]; then
-      RESULT[$k,$d]=$(cat "$OUT/run/$k/$d/result")
-      log "bug $k: $d -> ${RESULT[$k,$d]} (reused)"
-    else
-      todo+=("$d")
+FUZZ_USED=0
+# Runs detector d on row n (unless --reuse has its result), racing `best`.
+hunt() {
+  local n=$1 d=$2 cap=$CAP r what
+  if ((REUSE)) && [[ -s "$OUT/run/$n/$d/result" ]]; then
+    RESULT[$n,$d]=$(cat "$OUT/run/$n/$d/result")
+  else
+    if [[ -n "$best" && " ${FULL_CAP[*]} " != *" $d "* ]]; then
+      cap=$(awk -v b="$best" -v c="$CAP" 'BEGIN {t = int(b) + (b > int(b)); if (t < 1) t = 1; print (t < c ? t : c)}')
     fi
-  done
-  ((${#todo[@]})) || continue
-  log "bug $k (${NAME[$k]:-?}): building"
-  build_variant "$k"
-  for d in "${todo[@]}"; do
-    r=$(run_detector "$k" "$d")
-    RESULT[$k,$d]=$r
-    echo "$r" >"$OUT/run/$k/$d/result"
-    what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: AddressSanitizer: [a-z-]+|\[  FAILED  \] [A-Za-z_./0-9]+' \
-      "$OUT/run/$k/$d/log" | head -1 || true)
-    log "bug $k: $d -> ${r}${what:+ s ($what)}"
-    echo "$what" >"$OUT/run/$k/$d/what"
-  done
+    r=$(run_detector "$n" "$d" "$cap")
+    [[ "$r" == "—" && "$cap" != "$CAP" ]] && r=">$cap"
+    RESULT[$n,$d]=$r
+    echo "$r" >"$OUT/run/$n/$d/result"
+    what=$(grep -aoE 'FINDING [a-z_]+: .*|internal check failed: .*|ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|libFuzzer): [a-z-]+|\[  FAILED  \] [A-Za-z_./0-9]+' \
+      "$OUT/run/$n/$d/log" | head -1 || true)
+    echo "$what" >"$OUT/run/$n/$d/what"
+    log "bug $n: $d -> ${RESULT[$n,$d]}${what:+ s ($what)}"
+  fi
+  if found "${RESULT[$n,$d]}" && is_oracle "$d" && earlier "${RESULT[$n,$d]}" "$best"; then
+    best=${RESULT[$n,$d]}
+  fi
+  return 0
+}
+
+for n in "${ROWS[@]}"; do
+  reused=1
+  for d in "${DEV_DETECTORS[@]}"; do ((REUSE)) && [[ -s "$OUT/run/$n/$d/result" ]] || reused=0; done
+  prepare_tree "$n"
+  if ((!reused)); then
+    log "bug $n (${RULE[$n]:-control: no patch}): building the dev detectors"
+    build dev "$DEV_BUILD" "$OUT/build-dev-$n.log" "${DEV_DETECTORS[@]}"
+  fi
+  best=""
+  for d in "${DEV_DETECTORS[@]}"; do hunt "$n" "$d"; done
+  if [[ "$n" == 00 ]] && ((!FUZZ_USED)); then
+    fuzz=0
+  elif [[ "$n" == 00 ]] || ((FUZZ_AFTER == 0)) || [[ -z "$best" ]] || ! earlier "$best" "$FUZZ_AFTER.01"; then
+    fuzz=1
+  else
+    fuzz=0
+  fi
+  if ((fuzz)); then
+    FUZZ_USED=1
+    reused=1
+    for d in "${FUZZ_DETECTORS[@]}"; do ((REUSE)) && [[ -s "$OUT/run/$n/$d/result" ]] || reused=0; done
+    if ((!reused)); then
+      log "bug $n: building the fuzz targets"
+      build fuzz "$FUZZ_BUILD" "$OUT/build-fuzz-$n.log" "${FUZZ_DETECTORS[@]}"
+    fi
+    for d in "${FUZZ_DETECTORS[@]}"; do hunt "$n" "$d"; done
+  else
+    for d in "${FUZZ_DETECTORS[@]}"; do RESULT[$n,$d]="·"; done
+  fi
 done
 
-# Markdown table plus the acceptance figures.
 {
-  echo "# Bug hunt: seconds until each detector reports each injected bug"
+  echo "# Bug hunt: seconds until each detector reports each deliberate bug"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), cap ${CAP}s per detector, $(nproc) cores, ASan + UBSan fuzz build" \
-    "(\`—\` = not found within the cap)."
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')," \
+    "cap ${CAP} s per detector, $(nproc) cores. gen_sweep, prop_test and verifier_sweep: dev build;" \
+    "fuzz_pipeline and fuzz_text_mutate: ASan + UBSan fuzz build, run when no dev-build oracle" \
+    "found the bug within ${FUZZ_AFTER} s. \`—\` nothing within the cap; \`>T\` nothing within T s," \
+    "the earliest finding so far; \`·\` not run. verifier_sweep judges by the verifier alone."
   echo
-  header="| bug | what |"; rule="|---:|---|"
+  header="| bug | rule | first oracle | s |"; rule="|---|---|---|---:|"
   for d in "${DET[@]}"; do header+=" $d |"; rule+="---:|"; done
-  header+=" first |"; rule+="---:|"
   echo "$header"; echo "$rule"
   firsts=()
-  undetected=0
-  for k in "${BUG_LIST[@]}"; do
-    row="| $k | ${NAME[$k]:-?} |"
-    best=""
+  undetected=()
+  control_findings=0
+  for n in "${ROWS[@]}"; do
+    if [[ "$n" == 00 ]]; then
+      row="| control | no patch |"
+    else
+      row="| $(basename "${PATCH[$n]}" .patch) | ${RULE[$n]%% — *} |"
+    fi
+    best=""; first=""
     for d in "${DET[@]}"; do
-      r=${RESULT[$k,$d]}
-      row+=" $r |"
-      if [[ "$r" != "—" ]] && { [[ -z "$best" ]] || awk -v a="$r" -v b="$best" 'BEGIN {exit !(a < b)}'; }; then
-        best=$r
+      r=${RESULT[$n,$d]:-·}
+      if found "$r"; then
+        [[ "$n" == 00 ]] && control_findings=$((control_findings + 1))
+        if is_oracle "$d" && earlier "$r" "$best"; then best=$r; first=$d; fi
       fi
     done
-    if [[ -z "$best" ]]; then undetected=$((undetected + 1)); row+=" — |"; else firsts+=("$best"); row+=" $best |"; fi
+    if [[ "$n" != 00 ]]; then
+      if [[ -z "$best" ]]; then undetected+=("$n"); else firsts+=("$best"); fi
+    fi
+    row+=" ${first:-—} | ${best:-—} |"
+    for d in "${DET[@]}"; do row+=" ${RESULT[$n,$d]:-·} |"; done
     echo "$row"
   done
   echo
-  median=$(printf '%s\n' "${firsts[@]}" | sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR+1)/2]; else printf "%.1f", (v[NR/2]+v[NR/2+1])/2}')
-  echo "Detected: $(( ${#BUG_LIST[@]} - undetected )) of ${#BUG_LIST[@]}; median time to first detection: ${median} s" \
-    "(undetected bugs count as not detected, not in the median)."
+  median=$(printf '%s\n' "${firsts[@]}" | sort -g | awk 'NF {v[++k]=$1} END {if (k == 0) print "n/a"; else if (k % 2) print v[(k+1)/2]; else printf "%.1f", (v[k/2]+v[k/2+1])/2}')
+  echo "Found by an oracle: $(( ${#BUG_LIST[@]} - ${#undetected[@]} )) of ${#BUG_LIST[@]}" \
+    "(missed: ${undetected[*]:-none}); median time to the first finding: ${median} s."
+  ((CONTROL)) && echo "Control (no patch): $control_findings finding(s)."
   echo
-  echo "What each detector reported first (\`$OUT/run/<bug>/<detector>/log\`):"
+  echo "What each detector reported first (\`$OUT/run/<NN>/<detector>/log\`):"
   echo
-  for k in "${BUG_LIST[@]}"; do
+  for n in "${ROWS[@]}"; do
     for d in "${DET[@]}"; do
-      w=$(cat "$OUT/run/$k/$d/what" 2>/dev/null || true)
-      [[ -n "$w" ]] && echo "- bug $k, $d: \`$(cut -c1-150 <<<"$w")\`"
+      w=$(cat "$OUT/run/$n/$d/what" 2>/dev/null || true)
+      if [[ -n "$w" ]] && found "${RESULT[$n,$d]:-}"; then
+        echo "- $n, $d: \`$(cut -c1-150 <<<"$w" | tr '`' "'")\`"
+      fi
     done
   done
-  echo "UNDETECTED=$undetected MEDIAN=$median" >"$OUT/summary.env"
+  echo "UNDETECTED=${#undetected[@]} MEDIAN=$median CONTROL_FINDINGS=$control_findings" >"$OUT/summary.env"
 } >"$OUT/report.md"
 
 cat "$OUT/report.md"
 source "$OUT/summary.env"
-if ((UNDETECTED > 0)) || [[ "$MEDIAN" == n/a ]] || awk -v m="$MEDIAN" 'BEGIN {exit !(m > 10)}'; then
+if ((UNDETECTED > 0 || CONTROL_FINDINGS > 0)) || [[ "$MEDIAN" == n/a ]] ||
+  awk -v m="$MEDIAN" 'BEGIN {exit !(m > 10)}'; then
   exit 1
 fi
 exit 0

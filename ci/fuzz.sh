@@ -10,8 +10,9 @@
 # --minutes/--seconds: budget per target (default 60 s). --jobs N: N libFuzzer
 # workers per target (fork mode; default 1). --build-dir: use fuzz targets already
 # built there (fuzz/targets/<name>) instead of building the fuzz preset.
-# --inject-bug K: configure and build build/bug-hunt-fuzz-K with -DCDS_INJECT_BUG=K (to
-# prove that a campaign catches a known bug). Each finding is minimised and then
+# --inject-bug K: build the targets from a scratch copy of the tree with the deliberate
+# bug fuzz/bugs/K-*.patch applied (ci/bug-hunt.sh --prepare K, in build/bug-hunt-K; the
+# working tree is left alone), to prove that a campaign catches a known bug. Each finding is minimised and then
 # triaged (ci/triage.sh: reduced, named by signature, written with a header into
 # corpus/regressions/, or into OUT/regressions/ for --build-dir/--inject-bug runs,
 # whose findings are not bugs of the real pass); --no-triage skips that.
@@ -77,10 +78,9 @@ done
 # every tool under ASan for nothing.
 if [[ -n "$INJECT" ]]; then
   BUGGY_BUILD=1
-  BUILD_DIR="$ROOT/build/bug-hunt-fuzz-$INJECT"
-  log "building the fuzz targets with injected bug $INJECT in $BUILD_DIR"
-  cmake --preset fuzz -B "$BUILD_DIR" -DCDS_INJECT_BUG="$INJECT" >/dev/null || die "configure failed"
-  cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${TARGET_LIST[@]}" || die "build failed"
+  log "building the fuzz targets with fuzz/bugs/$(printf '%02d' "$((10#$INJECT))")-*.patch applied"
+  BUILD_DIR=$("$ROOT/ci/bug-hunt.sh" --prepare "$INJECT" --targets "$TARGETS" \
+    --out "$ROOT/build/bug-hunt-$INJECT") || die "building with bug $INJECT failed"
 elif [[ -z "$BUILD_DIR" ]]; then
   BUILD_DIR="$ROOT/build/fuzz"
   log "building the fuzz preset (libFuzzer + ASan + UBSan): ${TARGET_LIST[*]}"

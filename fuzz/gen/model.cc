@@ -167,6 +167,10 @@ FeatureSet ProgramModel::UsedFeatures() const {
   }
   for (const CollectiveModel& c : collectives) {
     if (IsCollectiveKernel(functions[c.function])) continue;
+    if (functions[c.function].role == FuncRole::kChipOrch) {
+      set(Feature::kChipCollective);
+      continue;
+    }
     switch (c.kind) {
       case CollKind::kAllReduce:
         if (c.in_return) set(Feature::kAllReduceReturn);
@@ -1431,6 +1435,55 @@ class Generator {
     return f;
   }
 
+  // Collectives in a chip orchestrator's own body, on its parameters and an INT32
+  // signal parameter added for them: a signal-less allreduce, an allreduce with
+  // its signal, a broadcast, a barrier. Both passes work on host orchestrators
+  // only, so this body must come back as it is.
+  void AddChipCollectives(FunctionModel& f) {
+    ValueModel signal_param;
+    signal_param.name = "sig";
+    signal_param.kind = ValueKind::kParam;
+    signal_param.sig = Sig({4, 1}, DataType::kInt32);
+    m_.values.push_back(std::move(signal_param));
+    const int signal = static_cast<int>(m_.values.size()) - 1;
+    const std::vector<int> data_params = f.params;
+    f.params.push_back(signal);
+    const int n = static_cast<int>(c_.Int(1, 3));
+    for (int i = 0; i < n; ++i) {
+      const int data = c_.Pick(data_params);
+      CollectiveModel c;
+      switch (c_.Int(0, 3)) {
+        case 0:
+          c.kind = CollKind::kAllReduce;
+          c.args = {data};
+          break;
+        case 1:
+          c.kind = CollKind::kAllReduce;
+          c.args = {data, signal};
+          break;
+        case 2:
+          c.kind = CollKind::kBroadcast;
+          c.args = {data, signal};
+          c.root = c_.Int(0, 3);
+          break;
+        default:
+          c.kind = CollKind::kBarrier;
+          c.args = {signal};
+          break;
+      }
+      StmtModel st = NewStmt(StmtKind::kCollective);
+      c.stmt = st.id;
+      st.ref = static_cast<int>(m_.collectives.size());
+      if (c.kind != CollKind::kBarrier && c_.Bool()) {
+        st.def = NewValue(Fresh("r"), ValueKind::kOpaque);
+        m_.values[st.def].sig = m_.values[data].sig;
+        c.result = st.def;
+      }
+      m_.collectives.push_back(std::move(c));
+      f.body.push_back(std::move(st));
+    }
+  }
+
   void MakeFunctions() {
     const int n_palette = static_cast<int>(c_.Int(2, 4));
     for (int i = 0; i < n_palette; ++i) palette_.push_back(RandomPaletteSig());
@@ -1475,6 +1528,7 @@ class Generator {
                : by_lr          ? DeclForm::kChipLevelRole
                                 : DeclForm::kChipType;
       add_params(f);
+      if (On(Feature::kChipCollective) && c_.Bool()) AddChipCollectives(f);
       fns.push_back(std::move(f));
     }
     if (On(Feature::kGraphFunc)) {

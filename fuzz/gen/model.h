@@ -65,7 +65,8 @@ namespace cds::fuzz {
   X(Unpack, "unpack")                      /* a, b = pl.split(v, 2) */             \
   X(Subscript, "subscript")                /* x[i], x[a:b], t[..] = x[..] */       \
   X(TupleValue, "tuple_value")             /* t = (x, 1), (), nested; return t */  \
-  X(KernelCollective, "kernel_collective") /* pld.tensor.* in an InCore kernel */
+  X(KernelCollective, "kernel_collective") /* pld.tensor.* in an InCore kernel */  \
+  X(ChipCollective, "chip_collective")     /* pld.tensor.* in a chip orchestrator */
 
 enum class Feature : uint8_t {
 #define CDS_GEN_FEATURE_ENUM(N, S) k##N,
