@@ -1451,8 +1451,14 @@ class Generator {
     const int n = static_cast<int>(c_.Int(1, 3));
     for (int i = 0; i < n; ++i) {
       const int data = c_.Pick(data_params);
+      // An allreduce reduces FP16 or FP32 data only (the op's type rule); other data
+      // gets a broadcast instead.
+      const ir::DataType dtype = m_.values[data].sig.dtype;
+      const bool reducible = dtype == ir::DataType::kFP16 || dtype == ir::DataType::kFP32;
       CollectiveModel c;
-      switch (c_.Int(0, 3)) {
+      int form = static_cast<int>(c_.Int(0, 3));
+      if (!reducible && form < 2) form = 2;
+      switch (form) {
         case 0:
           c.kind = CollKind::kAllReduce;
           c.args = {data};
