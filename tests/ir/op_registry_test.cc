@@ -48,7 +48,7 @@ class OpRegistryTest : public ::testing::Test {
   VarPtr buf = MakeVar("buf", PtrType::Get());
   ExprPtr data = Window("data", {256}, DataType::kFP32);
   ExprPtr data2d = Window("data2d", {4, 64}, DataType::kFP32);
-  ExprPtr target = Window("target", {1024}, DataType::kFP16);
+  ExprPtr target = Window("target", {1024}, DataType::kFP32);
   ExprPtr signal = Window("sig", {8, 1}, DataType::kInt32);
   ExprPtr fp_signal = Window("fsig", {8}, DataType::kFP32);
   ExprPtr local = MakeVar("local", TensorTy(Shape({256}), DataType::kFP32));
@@ -352,6 +352,12 @@ TEST_F(OpRegistryTest, AllGatherAndAllToAllReturnTypeOfTarget) {
         "takes 3 positional arguments, got 2");
     // The input may be local data (a pl.Tensor, as in PyPTO's kernels) or a window.
     EXPECT_EQ(MakeOpCall(op, {local, target, signal})->type, target->type);
+    ExprPtr fp16_target = Window("fp16_target", {1024}, DataType::kFP16);
+    ExpectValueError(
+        [&] {
+          MakeOpCall(op, {data, fp16_target, signal}, {}, kAt);
+        },
+        std::string(op) + ": target dtype FP16 must match input dtype FP32");
     ExpectValueError(
         [&] {
           MakeOpCall(op, {Int(3), target, signal}, {}, kAt);

@@ -335,7 +335,8 @@ TEST(McdsInherit, NoTransitiveChains) {
   VarPtr sig2_buf = fx.b.Alloc("sig2_buf", 16, 8);
   VarPtr sig2 = fx.b.Window("sig2", sig2_buf, {4, 1}, 9, DataType::kInt32);
   fx.b.Do(fx.b.Op(ops::kAllReduce, {fx.data, fx.sig}, {}, 10), 10);
-  fx.b.Do(fx.b.Op(ops::kAllReduce, {fx.sig, sig2}, {}, 11), 11);
+  // A broadcast, since an allreduce does not take INT32 data.
+  fx.b.Do(fx.b.Op(ops::kBroadcast, {fx.sig, sig2}, {{"root", int64_t{0}}}, 11), 11);
   CaughtError e = ErrorOfProgram(fx.Build());
   ASSERT_TRUE(e.thrown);
   EXPECT_EQ(e.line, 11);
