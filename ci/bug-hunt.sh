@@ -32,7 +32,8 @@
 # OUT/run/<NN>/<detector>/result. --prepare K builds the fuzz preset's --targets
 # (default: the fuzz targets) with patch K applied and prints the build folder.
 #
-# The table goes to OUT/report.md and stdout (OUT = build/bug-hunt). Exit 0 when
+# The table goes to OUT/report.md and stdout (OUT = build/bug-hunt).
+# Exit codes: 0 when
 # every bug is found by an oracle and the median time to the first finding is at
 # most 10 s; 1 otherwise (or on a control finding); 2 on a usage error, or when a
 # patch does not apply or a build fails.

@@ -23,7 +23,7 @@
 # the `pypto` tests use too).
 #
 # PyPTO must be importable by PY (PYTHONPATH may name a build's python/ folder).
-# Exit 0: every symptom of PyPTO's passes is a known one; 1: new ones were filed in
+# Exit codes: 0 every symptom of PyPTO's passes is a known one; 1: new ones were filed in
 # corpus/upstream/; 2: the campaign could not run (bad argument, PyPTO not
 # importable, a tool failed to build).
 set -euo pipefail

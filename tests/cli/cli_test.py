@@ -26,8 +26,6 @@ import sys
 import tempfile
 
 EXPECTED_TO_FAIL = {
-    # ci/bug-hunt.sh is being rewritten separately; its --help states no exit codes yet.
-    "ci/bug-hunt.sh --help": "bug-hunt.sh rewrite: exit codes in --help",
 }
 # Under ASan the parser's frames are larger: at ir::kMaxNestingDepthLimit nested
 # loops it overflowed the 8 MiB stack (the parser must stay within it in every build).
