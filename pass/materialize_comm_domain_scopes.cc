@@ -556,7 +556,7 @@ class ViewRetyper final : public ir::IRMutator {
       changed |= elements.back() != e;
     }
     if (!changed) return t;
-    auto tuple = ir::MakeNode<ir::MakeTuple>(std::move(elements));
+    auto tuple = ir::MakeNode<ir::MakeTuple>(std::move(elements), t->parenthesized);
     tuple->set_span(t->span());
     return tuple;
   }
