@@ -27,12 +27,6 @@ import tempfile
 
 EXPECTED_TO_FAIL = {
 }
-# Under ASan the parser's frames are larger: at ir::kMaxNestingDepthLimit nested
-# loops it overflowed the 8 MiB stack (the parser must stay within it in every build).
-ASAN_PENDING = {
-    "cds-opt nesting at the ceiling, loops": "parser: stack overflow at kMaxNestingDepthLimit under ASan",
-}
-
 HUGE = 50 << 20  # the 50 MB inputs of the issue
 STDERR_LIMIT = 8192  # what a diagnostic may print, whatever the input
 TIMEOUT = 300
@@ -426,9 +420,6 @@ def main():
         if needed not in tools:
             ap.error(f"--tool {needed}=PATH is required")
 
-    with open(tools["cds-opt"], "rb") as f:
-        if b"__asan_init" in f.read():
-            EXPECTED_TO_FAIL.update(ASAN_PENDING)
     run_as_nobody = os.geteuid() == 0 and shutil.which("runuser") is not None
     if os.geteuid() != 0:
         print("note: not root, so the unreadable-file rows run as this user "
