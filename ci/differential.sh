@@ -65,7 +65,9 @@ log() { printf '[differential %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 if [[ -z "$BUILD_DIR" ]]; then
   BUILD_DIR="$ROOT/build/dev"
-  log "building cds-opt, cds-gen, cds-reduce in $BUILD_DIR"
+  # Only the harness's own tools are built here; PyPTO is never built by this repository
+  # (docs/pypto.md points to PyPTO's own README).
+  log "building the harness tools cds-opt, cds-gen, cds-reduce in $BUILD_DIR"
   { cmake --preset dev >/dev/null && cmake --build "$BUILD_DIR" -j"$(nproc)" --target cds-opt cds-gen cds-reduce; } ||
     { echo "differential.sh: building the harness tools failed" >&2; exit 2; }
 fi
