@@ -61,13 +61,14 @@ void Unmap(ChunkHeader* chunk, size_t) noexcept {
   ::operator delete(chunk, std::align_val_t(kChunkBytes));
 }
 #else
-// A process that has mapped this much is building a large IR, and will fill every
-// chunk it maps: from then on a fresh mapping is backed by huge pages where the
-// kernel has them (a chunk is aligned to 2 MiB: one fault, one page-table entry and
-// one TLB entry instead of 512) and faulted in with one call instead of one trap
-// per page as nodes are bumped into it. Below it nothing is done, so a small program
-// (a cds-opt run, a fuzz input) does not pay for chunk pages it never touches.
-constexpr size_t kPopulateAfterBytes = size_t{32} << 20;
+// A process that fills its first chunk is building a large IR, and will fill every
+// chunk it maps after it: from then on a fresh mapping is backed by huge pages where
+// the kernel has them (a chunk is aligned to 2 MiB: one fault, one page-table entry
+// and one TLB entry instead of 512) and faulted in with one call instead of one trap
+// per page as nodes are bumped into it (on a paravirtualized guest a trap costs
+// several microseconds). The first chunk is left alone, so a small program (a lit test, a fuzz input) does not
+// pay for chunk pages it never touches.
+constexpr size_t kPopulateAfterBytes = kChunkBytes;
 std::atomic<size_t> mapped_total{0};
 
 void* MapAligned(size_t bytes) {
