@@ -94,6 +94,18 @@ void ForEachChild(const Node& n, F& f) {
   });
 }
 
+// The Vars a definition field holds: one Var, or a list of them.
+template <typename T, typename F>
+void ForEachVarIn(const T& value, F& f) {
+  if constexpr (detail::IsNodePtr<T>::value) {
+    if constexpr (std::is_base_of_v<Var, typename T::element_type>) {
+      if (value) f(*value);
+    }
+  } else if constexpr (detail::IsVector<T>::value) {
+    for (const auto& v : value) ForEachVarIn(v, f);
+  }
+}
+
 }  // namespace walk_detail
 
 // f(const StmtPtr&) for each statement held directly by `s`: a SeqStmts' list, a
@@ -118,6 +130,19 @@ void ForEachStmtOperand(const Stmt& s, F&& f) {
 template <typename F>
 void ForEachOperand(const Expr& e, F&& f) {
   walk_detail::ForEachChild<walk_detail::Want::kOperands>(e, f);
+}
+
+// f(const Var&) for each Var `s` defines: the fields its table marks as
+// definitions (an assignment's targets, a loop variable, iter args and return
+// vars, an `as` target), in field order.
+template <typename F>
+void ForEachDefinedVar(const Stmt& s, F&& f) {
+  DispatchNode(s, [&](const auto& node) {
+    ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
+      if (role != FieldRole::kDef) return;
+      walk_detail::ForEachVarIn(value, f);
+    });
+  });
 }
 
 }  // namespace cds::ir

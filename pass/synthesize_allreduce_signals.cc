@@ -46,30 +46,6 @@ bool IsAllReduceForm(const ir::Stmt& s) {
          s.kind() == NodeKind::kReturnStmt;
 }
 
-template <typename T>
-constexpr bool IsVarRef = false;
-template <typename T>
-constexpr bool IsVarRef<NodeRef<const T>> = std::is_base_of_v<ir::Var, T>;
-
-// f(const ir::Var&) for each Var `s` defines: the fields its table marks as
-// definitions (an assignment's LHS, loop and iter vars, an `as` target, ...).
-template <typename F>
-void ForEachDefinedVar(const ir::Stmt& s, F&& f) {
-  ir::DispatchNode(s, [&](const auto& node) {
-    ir::ForEachField(node, [&](std::string_view, const auto& value, ir::FieldRole role) {
-      using T = std::decay_t<decltype(value)>;
-      if (role != ir::FieldRole::kDef) return;
-      if constexpr (IsVarRef<T>) {
-        if (value) f(*value);
-      } else if constexpr (ir::detail::IsVector<T>::value) {
-        if constexpr (IsVarRef<typename T::value_type>) {
-          for (const auto& v : value) f(*v);
-        }
-      }
-    });
-  });
-}
-
 [[noreturn]] void ThrowNested(const Span& span) {
   throw ValueError(
       "pld.tensor.allreduce must be a direct assignment, a bare statement or a return value; "
@@ -113,7 +89,7 @@ class ProgramReader {
 
  private:
   void ReadStmt(const ir::Stmt& s, int loop_depth) {
-    ForEachDefinedVar(s, [&](const ir::Var& v) { Note(v.name_hint); });
+    ir::ForEachDefinedVar(s, [&](const ir::Var& v) { Note(v.name_hint); });
     if (host_ && IsAllReduceForm(s)) {
       if (ReadAllReduceForm(s, loop_depth)) sites_.insert(&s);
     } else {

@@ -25,5 +25,8 @@ void CheckAllReduceSignals(const HostAnalysis& a, DiagnosticSink& sink);
 void CheckParamTypes(const ir::Function& fn, DiagnosticSink& sink);
 // round_trip.cc: CDS-V024, V025.
 void CheckRoundTrip(const ir::ProgramPtr& program, DiagnosticSink& sink);
+// signal_numbering.cc: CDS-V031. Relational: the numbers come from the input's names.
+void CheckSignalNumbering(const ir::Program& before, const ir::Program& after,
+                          DiagnosticSink& sink);
 
 }  // namespace cds::verify

@@ -79,6 +79,9 @@ std::vector<CheckInfo> BuildTable() {
       {CheckId::kInputNotMaterialized, "CDS-V030", "input-not-materialized", "verifier",
        "a note: the program has allocs but no scope and no WindowBuffer, so it looks like a "
        "program the pass has not run on"},
+      {CheckId::kSignalNumberMismatch, "CDS-V031", "signal-number-mismatch", "signal_numbering",
+       "a synthesized allreduce signal or result name does not take the number the input's "
+       "reserved names and the program order give"},
   };
 }
 

@@ -44,6 +44,7 @@ enum class CheckId : unsigned {
   kHostBodyChanged,             // CDS-V028
   kMalformedIR,                 // CDS-V029
   kInputNotMaterialized,        // CDS-V030 (a note)
+  kSignalNumberMismatch,        // CDS-V031
   kCount,
 };
 

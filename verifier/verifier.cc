@@ -88,6 +88,12 @@ void SignalCheck(const ProgramPtr& program, DiagnosticSink& sink) {
   }
 }
 
+// CDS-V026..V028 and V031: the output against its input.
+void Relational(const ProgramPtr& before, const ProgramPtr& after, DiagnosticSink& sink) {
+  CheckRelational(before, after, sink);
+  if (before && after) CheckSignalNumbering(*before, *after, sink);
+}
+
 bool IsPass(std::string_view name, std::string_view kebab, std::string_view camel) {
   return name == kebab || name == camel;
 }
@@ -104,7 +110,7 @@ std::vector<Diagnostic> VerifyProgram(const ProgramPtr& after, const VerifyOptio
 std::vector<Diagnostic> VerifyRelational(const ProgramPtr& before, const ProgramPtr& after,
                                          const VerifyOptions& options) {
   DiagnosticSink sink(options.max_diagnostics);
-  CheckRelational(before, after, sink);
+  Relational(before, after, sink);
   return sink.Take();
 }
 
@@ -113,7 +119,7 @@ std::vector<Diagnostic> VerifyAll(const ProgramPtr& before, const ProgramPtr& af
   DiagnosticSink sink(options.max_diagnostics);
   SelfCheck(after, options, Explain::kUnmaterializedInput, sink);
   if (options.round_trip) CheckRoundTrip(after, sink);
-  CheckRelational(before, after, sink);
+  Relational(before, after, sink);
   return sink.Take();
 }
 
@@ -122,9 +128,10 @@ std::vector<Diagnostic> VerifyAfterPass(std::string_view pass_name, const Progra
   DiagnosticSink sink(options.max_diagnostics);
   if (IsPass(pass_name, "materialize-comm-domain-scopes", "MaterializeCommDomainScopes")) {
     SelfCheck(after, options, Explain::kNothing, sink);
-    CheckRelational(before, after, sink);
+    Relational(before, after, sink);
   } else if (IsPass(pass_name, "synthesize-allreduce-signals", "SynthesizeAllReduceSignals")) {
     SignalCheck(after, sink);
+    if (before && after) CheckSignalNumbering(*before, *after, sink);
   }
   return sink.Take();
 }
