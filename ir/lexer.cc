@@ -1,7 +1,9 @@
 #include "ir/lexer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -12,75 +14,15 @@
 namespace cds::ir {
 
 std::string_view TokName(Tok t) {
-  switch (t) {
-    case Tok::kEof:
-      return "end of input";
-    case Tok::kNewline:
-      return "end of line";
-    case Tok::kIndent:
-      return "indent";
-    case Tok::kDedent:
-      return "dedent";
-    case Tok::kName:
-      return "name";
-    case Tok::kInt:
-      return "integer";
-    case Tok::kFloat:
-      return "number";
-    case Tok::kString:
-      return "string";
-    case Tok::kLParen:
-      return "'('";
-    case Tok::kRParen:
-      return "')'";
-    case Tok::kLBracket:
-      return "'['";
-    case Tok::kRBracket:
-      return "']'";
-    case Tok::kLBrace:
-      return "'{'";
-    case Tok::kRBrace:
-      return "'}'";
-    case Tok::kComma:
-      return "','";
-    case Tok::kColon:
-      return "':'";
-    case Tok::kDot:
-      return "'.'";
-    case Tok::kAssign:
-      return "'='";
-    case Tok::kArrow:
-      return "'->'";
-    case Tok::kAt:
-      return "'@'";
-    case Tok::kSemicolon:
-      return "';'";
-    case Tok::kPlus:
-      return "'+'";
-    case Tok::kMinus:
-      return "'-'";
-    case Tok::kStar:
-      return "'*'";
-    case Tok::kSlash:
-      return "'/'";
-    case Tok::kSlashSlash:
-      return "'//'";
-    case Tok::kPercent:
-      return "'%'";
-    case Tok::kLt:
-      return "'<'";
-    case Tok::kLe:
-      return "'<='";
-    case Tok::kEqEq:
-      return "'=='";
-    case Tok::kNe:
-      return "'!='";
-    case Tok::kGt:
-      return "'>'";
-    case Tok::kGe:
-      return "'>='";
-  }
-  return "?";
+  // In the order of Tok.
+  static constexpr std::string_view kNames[] = {
+      "end of input", "end of line", "indent", "dedent", "name", "integer", "number",
+      "string",       "'('",         "')'",    "'['",    "']'",  "'{'",     "'}'",
+      "','",          "':'",         "'.'",    "'='",    "'->'", "'@'",     "';'",
+      "'+'",          "'-'",         "'*'",    "'/'",    "'//'", "'%'",     "'<'",
+      "'<='",         "'=='",        "'!='",   "'>'",    "'>='"};
+  static_assert(std::size(kNames) == static_cast<size_t>(Tok::kGe) + 1);
+  return kNames[static_cast<size_t>(t)];
 }
 
 namespace {
@@ -113,24 +55,29 @@ void Lexer::RejectCrLineEndings() const {
 }
 
 // Non-ASCII text is allowed in comments and strings, as long as it is UTF-8.
-void Lexer::CheckUtf8(size_t begin, size_t end, std::string_view where) const {
+size_t Lexer::Utf8Length(size_t at, int32_t line, size_t line_start, std::string_view where) const {
+  const size_t n = Utf8CharLength(src_, at);
+  if (n == 0) {
+    FailAt(line, line_start, at,
+           fmt::format("invalid UTF-8 byte 0x{:02X}{}{}", static_cast<unsigned char>(src_[at]),
+                       where.empty() ? "" : " in ", where));
+  }
+  return n;
+}
+
+void Lexer::CheckUtf8(size_t begin, size_t end, int32_t line, size_t line_start,
+                      std::string_view where) const {
   for (size_t p = begin; p < end;) {
-    if (static_cast<unsigned char>(src_[p]) < 0x80) {
-      ++p;
-      continue;
-    }
-    const size_t n = Utf8CharLength(src_, p);
-    if (n == 0) {
-      Fail(p, fmt::format("invalid UTF-8 byte 0x{:02X} in {}", static_cast<unsigned char>(src_[p]),
-                          where));
-    }
-    p += n;
+    p += static_cast<unsigned char>(src_[p]) < 0x80 ? 1 : Utf8Length(p, line, line_start, where);
   }
 }
 
-void Lexer::Fail(size_t at, const std::string& msg) const {
-  throw ValueError(msg, Span{file_, line_, ColOf(at)});
+size_t Lexer::LineEnd(size_t p) const {
+  const size_t nl = src_.find('\n', p);
+  return nl == std::string_view::npos ? src_.size() : nl;
 }
+
+void Lexer::Fail(size_t at, const std::string& msg) const { FailAt(line_, line_start_, at, msg); }
 
 void Lexer::FailAt(int32_t line, size_t line_start, size_t at, const std::string& msg) const {
   throw ValueError(msg, Span{file_, line, static_cast<int32_t>(at - line_start) + 1});
@@ -213,16 +160,12 @@ bool Lexer::LexIndentation(Token& out) {
     }
     if (data[p] == '\n' || data[p] == '#') {
       // Blank or comment-only line: no indentation meaning.
-      const size_t comment = p;
-      const void* nl = std::memchr(data + p, '\n', size - p);
-      p = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
-      CheckUtf8(comment, p, "a comment");
-      if (p < size) {
-        ++p;
+      pos_ = LineEnd(p);
+      CheckUtf8(p, pos_, line_, line_start_, "a comment");
+      if (pos_ < size) {
         ++line_;
-        line_start_ = p;
+        line_start_ = ++pos_;
       }
-      pos_ = p;
       continue;
     }
     pos_ = p;
@@ -348,9 +291,8 @@ void Lexer::LexRest(Token& out) {
     const size_t b = pos_;
     if (LexCommon(out, b)) return;
     if (c == '#') {
-      const void* nl = std::memchr(data + pos_, '\n', size - pos_);
-      const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
-      CheckUtf8(pos_, end, "a comment");
+      const size_t end = LineEnd(pos_);
+      CheckUtf8(pos_, end, line_, line_start_, "a comment");
       pos_ = end;
       continue;
     }
@@ -387,37 +329,26 @@ void Lexer::LexRest(Token& out) {
       Fail(b, fmt::format("brackets nested deeper than {} levels (limit max_nesting_depth)",
                           limits_.max_nesting_depth));
     }
-    char n = pos_ + 1 < size ? data[pos_ + 1] : '\0';
-    Tok k;
-    size_t len = 1;
-    switch (c) {
-      case '-':
-        k = n == '>' ? Tok::kArrow : Tok::kMinus;
-        len = n == '>' ? 2 : 1;
-        break;
-      case '/':
-        k = n == '/' ? Tok::kSlashSlash : Tok::kSlash;
-        len = n == '/' ? 2 : 1;
-        break;
-      case '<':
-        k = n == '=' ? Tok::kLe : Tok::kLt;
-        len = n == '=' ? 2 : 1;
-        break;
-      case '>':
-        k = n == '=' ? Tok::kGe : Tok::kGt;
-        len = n == '=' ? 2 : 1;
-        break;
-      case '!':
-        if (n != '=') BadChar(b);
-        k = Tok::kNe;
-        len = 2;
-        break;
-      default:
-        BadChar(b);
+    // The rest: `first` alone is `one` (kEof: not a token), followed by `second`
+    // it is `two`.
+    struct OneOrTwoChars {
+      char first, second;
+      Tok one, two;
+    };
+    static constexpr OneOrTwoChars kOps[] = {{'-', '>', Tok::kMinus, Tok::kArrow},
+                                             {'/', '/', Tok::kSlash, Tok::kSlashSlash},
+                                             {'<', '=', Tok::kLt, Tok::kLe},
+                                             {'>', '=', Tok::kGt, Tok::kGe},
+                                             {'!', '=', Tok::kEof, Tok::kNe}};
+    const bool two_chars_left = pos_ + 1 < size;
+    for (const OneOrTwoChars& op : kOps) {
+      const bool two = two_chars_left && data[pos_ + 1] == op.second;
+      if (op.first != c || (!two && op.one == Tok::kEof)) continue;
+      pos_ += two ? 2 : 1;
+      Set(out, two ? op.two : op.one, b, pos_);
+      return;
     }
-    pos_ += len;
-    Set(out, k, b, pos_);
-    return;
+    BadChar(b);
   }
 }
 
@@ -441,20 +372,8 @@ void Lexer::BadChar(size_t b) const {
 }
 
 bool Lexer::SkipBlock(Token* eof, int depth) {
-  // Drain the lookahead first; then lex straight into one scratch token.
-  while (count_ > 0) {
-    Token t = Next();
-    if (t.kind == Tok::kIndent) ++depth;
-    if (t.kind == Tok::kDedent) --depth;
-    if (t.kind == Tok::kEof) {
-      *eof = t;
-      return false;
-    }
-    if (depth == 0) return true;
-  }
-  Token t;
   while (true) {
-    Lex(t);
+    const Token t = Next();
     if (t.kind == Tok::kIndent) {
       ++depth;
     } else if (t.kind == Tok::kDedent) {
@@ -479,7 +398,7 @@ Lexer::RawBlock Lexer::TakeRawBlock(const Token& newline) {
   // From the line after the header: comments before the first statement belong to
   // the block too.
   size_t p = static_cast<size_t>(newline.text.data() - data) + 1;
-  size_t cur_line_start = p;
+  size_t line_start = p;
   int32_t line = newline.line + 1;
   size_t text_begin = std::string_view::npos;  // the first line that belongs to the text
   size_t kept_end = p;                         // after the last one
@@ -489,21 +408,12 @@ Lexer::RawBlock Lexer::TakeRawBlock(const Token& newline) {
   size_t outer_bracket_line_start = 0;
   bool at_logical_start = true;
   auto new_line = [&](size_t next) {
-    p = next;
+    p = line_start = next;
     ++line;
-    cur_line_start = next;
   };
-  auto check_utf8 = [&](size_t at) {
-    const size_t n = Utf8CharLength(src_, at);
-    if (n == 0) {
-      FailAt(line, cur_line_start, at,
-             fmt::format("invalid UTF-8 byte 0x{:02X}", static_cast<unsigned char>(data[at])));
-    }
-    return n;
-  };
-  auto keep_from = [&](size_t line_start, int32_t at_line) {
+  auto keep_from = [&](size_t from, int32_t at_line) {
     if (text_begin != std::string_view::npos) return;
-    text_begin = line_start;
+    text_begin = from;
     block.line = at_line;
   };
   while (true) {
@@ -515,16 +425,14 @@ Lexer::RawBlock Lexer::TakeRawBlock(const Token& newline) {
         ++q;
       }
       if (q < size && data[q] == '\t')
-        FailAt(line, cur_line_start, q, "tab in indentation; indent with spaces");
+        FailAt(line, line_start, q, "tab in indentation; indent with spaces");
       if (q >= size) break;
       const bool crlf = data[q] == '\r' && q + 1 < size && data[q + 1] == '\n';
       if (data[q] == '\n' || crlf || data[q] == '#') {
         // A blank line, or a comment alone: part of the text when code follows, or
         // when the comment is indented as the block is.
-        const void* nl = std::memchr(data + q, '\n', size - q);
-        const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) + 1 : size;
-        for (size_t c = q; c < end;)
-          c += static_cast<unsigned char>(data[c]) < 0x80 ? 1 : check_utf8(c);
+        const size_t end = std::min(LineEnd(q) + 1, size);
+        CheckUtf8(q, end, line, line_start, {});
         if (data[q] == '#' && width >= indent) {
           keep_from(p, line);
           kept_end = end;
@@ -549,58 +457,27 @@ Lexer::RawBlock Lexer::TakeRawBlock(const Token& newline) {
       kept_end = p;
       at_logical_start = depth == 0;
     } else if (c == '#') {
-      const void* nl = std::memchr(data + p, '\n', size - p);
-      const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : size;
-      for (size_t k = p; k < end;)
-        k += static_cast<unsigned char>(data[k]) < 0x80 ? 1 : check_utf8(k);
+      const size_t end = LineEnd(p);
+      CheckUtf8(p, end, line, line_start, {});
       p = end;
     } else if (c == '\\' && p + 1 < size && (data[p + 1] == '\n' || data[p + 1] == '\r')) {
       new_line(p + (data[p + 1] == '\r' ? 3 : 2));
     } else if (c == '"' || c == '\'') {
-      const bool triple = p + 2 < size && data[p + 1] == c && data[p + 2] == c;
-      const int32_t start_line = line;
-      const int32_t start_col = static_cast<int32_t>(p - cur_line_start) + 1;
-      p += triple ? 3 : 1;
-      while (true) {
-        if (p >= size) {
-          throw ValueError(
-              triple ? "unterminated triple-quoted string" : "unterminated string literal",
-              Span{file_, start_line, start_col});
-        }
-        const char s = data[p];
-        if (s == '\\' && p + 1 < size) {
-          if (data[p + 1] == '\n') {
-            new_line(p + 2);
-          } else {
-            p += 2;
-          }
-        } else if (s == '\n') {
-          if (!triple) {
-            throw ValueError("unterminated string literal (end of line inside the string)",
-                             Span{file_, start_line, start_col});
-          }
-          new_line(p + 1);
-        } else if (s == c && (!triple || (p + 2 < size && data[p + 1] == c && data[p + 2] == c))) {
-          p += triple ? 3 : 1;
-          break;
-        } else {
-          p += static_cast<unsigned char>(s) < 0x80 ? 1 : check_utf8(p);
-        }
-      }
+      p = ScanString(p, line, line_start, {});
     } else if (c == '(' || c == '[' || c == '{') {
       if (depth++ == 0) {
         outer_bracket = p;
         outer_bracket_line = line;
-        outer_bracket_line_start = cur_line_start;
+        outer_bracket_line_start = line_start;
       }
       ++p;
     } else if (c == ')' || c == ']' || c == '}') {
       if (depth > 0) --depth;
       ++p;
     } else if (uc >= 0x80) {
-      p += check_utf8(p);
+      p += Utf8Length(p, line, line_start, {});
     } else if ((uc < 0x20 && c != '\r' && c != '\t' && c != '\f') || uc == 0x7f) {
-      FailAt(line, cur_line_start, p, fmt::format("unexpected control character 0x{:02X}", uc));
+      FailAt(line, line_start, p, fmt::format("unexpected control character 0x{:02X}", uc));
     } else {
       ++p;
     }
@@ -613,7 +490,7 @@ Lexer::RawBlock Lexer::TakeRawBlock(const Token& newline) {
     throw std::logic_error("TakeRawBlock: a block without a statement");
   block.text = src_.substr(text_begin, kept_end - text_begin);
   // Resume at the first line after the block: the indentation there closes it.
-  pos_ = line_start_ = p < size ? cur_line_start : size;
+  pos_ = line_start_ = p < size ? line_start : size;
   line_ = line;
   at_line_start_ = true;
   line_has_token_ = false;
@@ -645,119 +522,82 @@ void Lexer::LexNumber(Token& out, size_t b) {
 }
 
 void Lexer::LexString(Token& out, size_t b) {
-  char q = src_[pos_];
-  bool triple = pos_ + 2 < src_.size() && src_[pos_ + 1] == q && src_[pos_ + 2] == q;
-  int32_t start_line = line_;
-  int32_t start_col = ColOf(b);
-  pos_ += triple ? 3 : 1;
+  const int32_t line = line_;
+  const int32_t col = ColOf(b);
+  pos_ = ScanString(b, line_, line_start_, "a string");
+  Set(out, Tok::kString, b, pos_);
+  out.line = line;
+  out.col = col;
+}
+
+size_t Lexer::ScanString(size_t p, int32_t& line, size_t& line_start,
+                         std::string_view where) const {
+  const char* data = src_.data();
+  const size_t size = src_.size();
+  const char q = data[p];
+  const bool triple = p + 2 < size && data[p + 1] == q && data[p + 2] == q;
+  const Span start{file_, line, static_cast<int32_t>(p - line_start) + 1};
+  p += triple ? 3 : 1;
   while (true) {
-    if (pos_ >= src_.size()) {
+    if (p >= size) {
       throw ValueError(triple ? "unterminated triple-quoted string" : "unterminated string literal",
-                       Span{file_, start_line, start_col});
+                       start);
     }
-    char c = src_[pos_];
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      const size_t n = Utf8CharLength(src_, pos_);
-      if (n == 0) {
-        Fail(pos_,
-             fmt::format("invalid UTF-8 byte 0x{:02X} in a string", static_cast<unsigned char>(c)));
-      }
-      pos_ += n;
-      continue;
-    }
+    const char c = data[p];
     if (c == '\\') {
-      if (pos_ + 1 < src_.size() && src_[pos_ + 1] == '\n') {
-        ++line_;
-        line_start_ = pos_ + 2;
+      if (p + 1 < size && data[p + 1] == '\n') {
+        ++line;
+        line_start = p + 2;
       }
-      pos_ += 2;
-      continue;
-    }
-    if (c == '\n') {
+      p += 2;
+    } else if (c == '\n') {
       if (!triple) {
-        throw ValueError("unterminated string literal (end of line inside the string)",
-                         Span{file_, start_line, start_col});
+        throw ValueError("unterminated string literal (end of line inside the string)", start);
       }
-      ++pos_;
-      ++line_;
-      line_start_ = pos_;
-      continue;
+      ++line;
+      line_start = ++p;
+    } else if (c == q && (!triple || (p + 2 < size && data[p + 1] == q && data[p + 2] == q))) {
+      return p + (triple ? 3 : 1);
+    } else {
+      p += static_cast<unsigned char>(c) < 0x80 ? 1 : Utf8Length(p, line, line_start, where);
     }
-    if (c == q) {
-      if (!triple) {
-        ++pos_;
-        break;
-      }
-      if (pos_ + 2 < src_.size() && src_[pos_ + 1] == q && src_[pos_ + 2] == q) {
-        pos_ += 3;
-        break;
-      }
-    }
-    ++pos_;
   }
-  if (pos_ > src_.size()) pos_ = src_.size();
-  out.kind = Tok::kString;
-  out.text = src_.substr(b, pos_ - b);
-  out.line = start_line;
-  out.col = start_col;
+}
+
+std::string_view Lexer::StringBody(std::string_view raw) {
+  const size_t quote = (raw.size() >= 6 && raw[0] == raw[1] && raw[1] == raw[2]) ? 3 : 1;
+  if (raw.size() < 2 * quote) return {};
+  return raw.substr(quote, raw.size() - 2 * quote);
 }
 
 std::string Lexer::DecodeString(std::string_view raw) {
-  size_t quote = (raw.size() >= 6 && raw[0] == raw[1] && raw[1] == raw[2]) ? 3 : 1;
-  if (raw.size() < 2 * quote) return {};
-  std::string_view body = raw.substr(quote, raw.size() - 2 * quote);
+  const std::string_view body = StringBody(raw);
+  // The escapes `\<escaped[k]>` that stand for meaning[k].
+  static constexpr std::string_view kEscaped = "ntr0\\'\"";
+  static constexpr std::string_view kMeaning("\n\t\r\0\\'\"", kEscaped.size());
   std::string out;
   out.reserve(body.size());
   for (size_t i = 0; i < body.size(); ++i) {
-    char c = body[i];
+    const char c = body[i];
     if (c != '\\' || i + 1 >= body.size()) {
       out += c;
       continue;
     }
-    char e = body[++i];
-    switch (e) {
-      case 'n':
-        out += '\n';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case '0':
-        out += '\0';
-        break;
-      case '\\':
-        out += '\\';
-        break;
-      case '\'':
-        out += '\'';
-        break;
-      case '"':
-        out += '"';
-        break;
-      case '\n':
-        break;
-      case 'x': {
-        auto hex = [](char h) -> int {
-          if (h >= '0' && h <= '9') return h - '0';
-          if (h >= 'a' && h <= 'f') return h - 'a' + 10;
-          if (h >= 'A' && h <= 'F') return h - 'A' + 10;
-          return -1;
-        };
-        if (i + 2 < body.size() + 0 && hex(body[i + 1]) >= 0 && hex(body[i + 2]) >= 0) {
-          out += static_cast<char>(hex(body[i + 1]) * 16 + hex(body[i + 2]));
-          i += 2;
-        } else {
-          out += "\\x";
-        }
-        break;
-      }
-      default:
-        out += '\\';
-        out += e;
+    const char e = body[++i];
+    if (e == '\n') continue;  // a line continuation
+    if (const size_t k = kEscaped.find(e); k != std::string_view::npos) {
+      out += kMeaning[k];
+      continue;
     }
+    unsigned byte = 0;
+    const char* hex = body.data() + i + 1;
+    if (e == 'x' && i + 2 < body.size() && std::from_chars(hex, hex + 2, byte, 16).ptr == hex + 2) {
+      out += static_cast<char>(byte);
+      i += 2;
+      continue;
+    }
+    out += '\\';
+    out += e;
   }
   return out;
 }

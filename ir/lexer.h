@@ -113,6 +113,8 @@ class Lexer {
   Span SpanOf(const Token& t) const { return Span{file_, t.line, t.col}; }
   FileId file() const { return file_; }
 
+  // A string token's text between its quotes, escapes as written.
+  static std::string_view StringBody(std::string_view raw);
   // Decodes a string token's escapes (the token as returned, quotes included).
   static std::string DecodeString(std::string_view raw);
 
@@ -137,8 +139,18 @@ class Lexer {
                            const std::string& msg) const;
   [[noreturn]] void BadChar(size_t at) const;
   void RejectCrLineEndings() const;
-  // Rejects bytes of [begin, end) that are not UTF-8 (`where`: "a comment").
-  void CheckUtf8(size_t begin, size_t end, std::string_view where) const;
+  // The length of the UTF-8 character at `at`, on line `line` (starting at
+  // `line_start`); a byte that starts none is an error ("... in <where>" unless
+  // `where` is empty).
+  size_t Utf8Length(size_t at, int32_t line, size_t line_start, std::string_view where) const;
+  // Rejects bytes of [begin, end) that are not UTF-8, as Utf8Length does.
+  void CheckUtf8(size_t begin, size_t end, int32_t line, size_t line_start,
+                 std::string_view where) const;
+  // The position of the next '\n' from `p` on, or the end of the source.
+  size_t LineEnd(size_t p) const;
+  // Past the string literal whose opening quote is at `p`; `line` and `line_start`
+  // follow the line breaks inside it. Shared by the tokens and TakeRawBlock.
+  size_t ScanString(size_t p, int32_t& line, size_t& line_start, std::string_view where) const;
   int32_t ColOf(size_t at) const { return static_cast<int32_t>(at - line_start_) + 1; }
   bool LexIndentation(Token& out);  // true when it produced a token
   void LexString(Token& out, size_t begin);

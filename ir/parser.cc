@@ -40,68 +40,38 @@ struct NameEq {
 template <typename V>
 using NameMap = absl::flat_hash_map<std::string, V, NameHash, NameEq>;
 
-// Python's keywords. Asked for nearly every name token, so it dispatches on the
-// length and first letter instead of scanning the word list.
-bool IsKeyword(std::string_view s) {
-  auto is = [&](std::string_view w) { return s == w; };
-  switch (s.size()) {
-    case 2:
-      return is("as") || is("if") || is("in") || is("is") || is("or");
-    case 3:
-      return is("and") || is("def") || is("del") || is("for") || is("not") || is("try");
-    case 4:
-      switch (s[0]) {
-        case 'e':
-          return is("elif") || is("else");
-        case 'f':
-          return is("from");
-        case 'p':
-          return is("pass");
-        case 'w':
-          return is("with");
-        case 'T':
-          return is("True");
-        case 'N':
-          return is("None");
-        default:
-          return false;
-      }
-    case 5:
-      switch (s[0]) {
-        case 'a':
-          return is("async") || is("await");
-        case 'b':
-          return is("break");
-        case 'c':
-          return is("class");
-        case 'r':
-          return is("raise");
-        case 'w':
-          return is("while");
-        case 'y':
-          return is("yield");
-        case 'F':
-          return is("False");
-        default:
-          return false;
-      }
-    case 6:
-      return is("assert") || is("except") || is("global") || is("import") || is("lambda") ||
-             is("return");
-    case 7:
-      return is("finally");
-    case 8:
-      return is("continue") || is("nonlocal");
-    default:
-      return false;
-  }
-}
-
 // A string against a literal: the length is a constant, so the comparison is a
 // few inlined loads instead of a call to memcmp.
 template <size_t N>
 inline bool Eq(std::string_view s, const char (&lit)[N]) {
   return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
+// Python's keywords. Asked for nearly every name token, so it dispatches on the
+// length: each comparison is then a load or two.
+bool IsKeyword(std::string_view s) {
+  switch (s.size()) {
+    case 2:
+      return Eq(s, "as") || Eq(s, "if") || Eq(s, "in") || Eq(s, "is") || Eq(s, "or");
+    case 3:
+      return Eq(s, "and") || Eq(s, "def") || Eq(s, "del") || Eq(s, "for") || Eq(s, "not") ||
+             Eq(s, "try");
+    case 4:
+      return Eq(s, "elif") || Eq(s, "else") || Eq(s, "from") || Eq(s, "pass") || Eq(s, "with") ||
+             Eq(s, "True") || Eq(s, "None");
+    case 5:
+      return Eq(s, "async") || Eq(s, "await") || Eq(s, "break") || Eq(s, "class") ||
+             Eq(s, "raise") || Eq(s, "while") || Eq(s, "yield") || Eq(s, "False");
+    case 6:
+      return Eq(s, "assert") || Eq(s, "except") || Eq(s, "global") || Eq(s, "import") ||
+             Eq(s, "lambda") || Eq(s, "return");
+    case 7:
+      return Eq(s, "finally");
+    case 8:
+      return Eq(s, "continue") || Eq(s, "nonlocal");
+    default:
+      return false;
+  }
 }
 
 // A dotted name such as pld.tensor.window, without allocation.
@@ -116,25 +86,15 @@ struct Path {
     int i = 0;
     return (Eq(parts[i++], want) && ...);
   }
-  std::string Join() const {
-    std::string s;
-    JoinTo(&s);
-    return s;
-  }
-  void JoinTo(std::string* s) const {
-    s->clear();
-    for (int i = 0; i < n; ++i) {
-      if (i) *s += '.';
-      s->append(parts[i]);
-    }
-  }
+  auto Joined() const { return fmt::join(parts, parts + n, "."); }
+  std::string Join() const { return fmt::to_string(Joined()); }
 };
 
 // A window declared by pl._dump.window_buffer: built when its base is bound.
 struct WindowDecl {
   std::string name;
   std::string base;
-  int size_at = -1;  // Parser::LocalCheckpoint where the size expression starts
+  std::optional<Lexer> size;  // where the size expression starts
   bool load = false;
   bool store = false;
   Span span;
@@ -155,9 +115,9 @@ struct FuncSig {
   size_t param_count = 0;  // params moves into the Function when it is built
   bool has_ret_annot = false;
   // A return annotation naming windows is read after the body has declared them.
-  int deferred_ret_at = -1;  // checkpoint index
+  std::unique_ptr<Lexer> deferred_ret;
   std::vector<TypePtr> ret_types;
-  int body_at = -1;  // checkpoint index
+  std::unique_ptr<Lexer> body;  // a body read ahead, where it starts
   enum State { kPending, kParsing, kDone } state = kPending;
   FunctionPtr result;
 };
@@ -193,6 +153,16 @@ struct FuncState {
   std::vector<TypePtr> first_return_types;
 };
 
+// Gives *slot `value` for the guard's lifetime (parsing from a checkpoint
+// without disturbing the current position, a nested function state, ...).
+template <typename T>
+struct Rebind {
+  T* slot;
+  T saved;
+  Rebind(T* s, T value) : slot(s), saved(*s) { *slot = value; }
+  ~Rebind() { *slot = saved; }
+};
+
 class Parser {
  public:
   Parser(std::string_view text, const ParseOptions& opts)
@@ -210,9 +180,6 @@ class Parser {
     n->set_span(span);
     return n;
   }
-  // `args`, `kwargs`: vectors, or the tops of the scratch stacks (ExprsFrom, KwargsFrom).
-  template <typename Args, typename KwArgs>
-  CallPtr MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span);
   // The registry's shared Op node of a modelled op, remembered per OpInfo: the
   // registry finds it by a scan of the op names.
   const OpPtr& OpNodeOf(const OpInfo* info) {
@@ -241,6 +208,34 @@ class Parser {
     Next();
     return true;
   }
+  // `item()` for each element of a comma-separated list (a trailing comma
+  // allowed), then the `close` token.
+  template <typename Item>
+  void ParseList(Tok close, Item item) {
+    while (!At(close)) {
+      item();
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(close);
+  }
+  // A call's arguments after its '(', up to and including the ')':
+  // `keyword(key)` for `key=...`, at the value; `positional()` for the others,
+  // which may not follow a keyword argument.
+  template <typename Keyword, typename Positional>
+  void ParseArgs(Keyword keyword, Positional positional) {
+    bool after_keyword = false;
+    ParseList(Tok::kRParen, [&] {
+      if (At(Tok::kName) && At(Tok::kAssign, 1)) {
+        const Token key = Next();
+        Next();
+        keyword(key);
+        after_keyword = true;
+      } else {
+        if (after_keyword) Fail(Peek(), "positional argument after keyword argument");
+        positional();
+      }
+    });
+  }
   [[noreturn]] void Fail(const Token& t, const std::string& msg) {
     throw ValueError(msg, SpanOf(t));
   }
@@ -264,22 +259,22 @@ class Parser {
     return Next();
   }
   [[noreturn, gnu::noinline, gnu::cold]] void FailExpected(Tok k, std::string_view what) {
-    Fail(Peek(), fmt::format("expected {}{}, got {}", TokName(k),
-                             what.empty() ? "" : fmt::format(" {}", what), Describe(Peek())));
+    FailExpecting(what.empty() ? std::string(TokName(k)) : fmt::format("{} {}", TokName(k), what));
+  }
+  // "expected <what>, got <the next token>".
+  [[noreturn, gnu::noinline, gnu::cold]] void FailExpecting(std::string_view what) {
+    Fail(Peek(), fmt::format("expected {}, got {}", what, Describe(Peek())));
   }
   template <size_t N>
   Token ExpectName(const char (&s)[N]) {
-    if (!AtName(s)) Fail(Peek(), fmt::format("expected '{}', got {}", s, Describe(Peek())));
+    if (!AtName(s)) FailExpecting(fmt::format("'{}'", s));
     return Next();
   }
   [[gnu::always_inline]] Token ExpectIdent(std::string_view what) {
     const Token& t = Peek();
     if (t.kind != Tok::kName || IsKeyword(t.text)) [[unlikely]]
-      FailExpectedIdent(what);
+      FailExpecting(what);
     return Next();
-  }
-  [[noreturn, gnu::noinline, gnu::cold]] void FailExpectedIdent(std::string_view what) {
-    Fail(Peek(), fmt::format("expected {}, got {}", what, Describe(Peek())));
   }
   void ExpectEndOfStmt() {
     if (At(Tok::kNewline)) {
@@ -325,13 +320,19 @@ class Parser {
   void SkipBlock();
   void EnsureParsed(FuncSig* sig);
   void ParseFunctionBody(FuncSig* sig);
-  void ParseFunctionBodyHere(FuncSig* sig);
   std::span<const TypePtr> ReturnTypesOf(FuncSig* sig, const Token& at);
   std::vector<TypePtr> ParseReturnAnnotation();
 
   // ---- statements
   SeqStmtsPtr ParseBlock(const Token& header, YieldFrame* frame = nullptr);
-  void ParseStmtInto(std::vector<StmtPtr>* out);
+  void ParseStmt();  // onto stmt_scratch_
+  // `pass` as a whole statement.
+  bool AcceptPass() {
+    if (!AtName("pass")) return false;
+    Next();
+    ExpectEndOfStmt();
+    return true;
+  }
   StmtPtr ParseSimpleStmt();
   StmtPtr ParseAssign();
   StmtPtr ParseUnpackAssign();
@@ -354,8 +355,12 @@ class Parser {
   StmtPtr ParseReturn();
   StmtPtr ParseFor();
   StmtPtr ParseWhile();
-  StmtPtr ParseIf(bool is_elif);
+  StmtPtr ParseIf();
   StmtPtr ParseWith();
+  bool AtWindowDecl() {
+    return AtName("pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
+           AtName("window_buffer", 4);
+  }
   void ParseWindowDecl();
   void DefineVar(std::string_view name, const VarPtr& var);
   void BindWindow(WindowDecl& d, const VarPtr& base);
@@ -371,7 +376,7 @@ class Parser {
   ExprPtr ParseDslCall(const Path& path);
   ExprPtr ParseConst(const Token& at);
   ExprPtr ParseDumpCall(const Token& at);
-  ExprPtr ParseWindowRefExpr(const Token& at);
+  ExprPtr ParseWindowRefExpr();
   CallPtr ParseUserAlloc(std::string_view lhs);
   Path ParsePath();
   bool AtUserAlloc();
@@ -386,9 +391,10 @@ class Parser {
     size_t kwargs;
   };
   ScratchArgs ParseCallArgsOntoScratch(bool kwargs_allowed, std::vector<Token>* kwarg_tokens);
+  // A call of a modelled op on the arguments parsed onto the scratch stacks.
+  CallPtr MakeOpCall(const OpInfo* info, const ScratchArgs& args, const Span& span);
   // The same, moved into vectors; `kwargs` null: keyword arguments are an error.
-  void ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
-                     std::vector<Token>* kwarg_tokens);
+  void ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs);
   AttrValue ParseAttrValue();
   KwargList ParseKwargDict();
   ExprAttrList ParseExprDict();
@@ -397,8 +403,11 @@ class Parser {
   std::vector<std::pair<std::string, Value>> ParseStringKeyedDict(ParseValue parse_value);
   int64_t ParseIntToken(const Token& t, bool negative);
   double ParseFloatToken(const Token& t);
-  std::string ParseStringLit(std::string_view what);
-  std::string_view ParseStringView(std::string_view what, std::string* storage);
+  // A string token (`what` names it in the error).
+  Token ExpectString(std::string_view what);
+  std::string ParseStringLit(std::string_view what) {
+    return Lexer::DecodeString(ExpectString(what).text);
+  }
 
   // ---- types
   TypePtr ParseType();
@@ -436,16 +445,11 @@ class Parser {
   std::string op_name_buf_;
   std::vector<std::pair<const OpInfo*, OpPtr>> op_nodes_;
   const OpInfo* alloc_info_ = nullptr;
-  // Lexer checkpoints, kept out of the per-function records so that the records
-  // stay small (a Lexer is a few hundred bytes).
-  std::vector<Lexer> checkpoints_;
   // Lists under construction, innermost last: a finished list is copied out at its
   // exact size (one allocation instead of one per doubling).
   std::vector<ExprPtr> expr_scratch_;
   std::vector<StmtPtr> stmt_scratch_;
   KwargList kwarg_scratch_;
-  std::vector<std::pair<std::string, Token>> slot_name_scratch_;
-  std::vector<WindowBufferPtr> slot_scratch_;
   template <typename T>
   static std::vector<T> TakeScratch(std::vector<T>* scratch, size_t base) {
     std::vector<T> out(std::make_move_iterator(scratch->begin() + static_cast<ptrdiff_t>(base)),
@@ -459,31 +463,6 @@ class Parser {
   VectorTail<ExprPtr> ExprsFrom(size_t base) { return {&expr_scratch_, base}; }
   VectorTail<Kwarg> KwargsFrom(size_t base) { return {&kwarg_scratch_, base}; }
   VectorTail<StmtPtr> StmtsFrom(size_t base) { return {&stmt_scratch_, base}; }
-  int Checkpoint() {
-    checkpoints_.push_back(*lex_);
-    return static_cast<int>(checkpoints_.size()) - 1;
-  }
-  // Checkpoints that live only as long as the body being parsed (window sizes):
-  // their slots are reused by the next body, so a large program's window
-  // declarations do not accumulate Lexer copies.
-  std::vector<Lexer> local_checkpoints_;
-  size_t local_checkpoint_count_ = 0;
-  int LocalCheckpoint() {
-    if (local_checkpoint_count_ < local_checkpoints_.size()) {
-      local_checkpoints_[local_checkpoint_count_] = *lex_;  // reuses the slot's memory
-    } else {
-      local_checkpoints_.push_back(*lex_);
-    }
-    return static_cast<int>(local_checkpoint_count_++);
-  }
-};
-
-// Parses from a checkpoint without disturbing the current position.
-struct LexerSwap {
-  Lexer** slot;
-  Lexer* saved;
-  LexerSwap(Lexer** s, Lexer* now) : slot(s), saved(*s) { *slot = now; }
-  ~LexerSwap() { *slot = saved; }
 };
 
 // ---------------------------------------------------------------------------
@@ -515,7 +494,7 @@ ProgramPtr Parser::Run() {
     break;
   }
   if (At(Tok::kIndent)) Fail(Peek(), "unexpected indent");
-  if (!At(Tok::kAt)) Fail(Peek(), fmt::format("expected '@pl.program', got {}", Describe(Peek())));
+  if (!At(Tok::kAt)) FailExpecting("'@pl.program'");
   Token at = Next();
   Path deco = ParsePath();
   if (!deco.Is("pl", "program")) Fail(deco.first, "expected '@pl.program'");
@@ -537,17 +516,10 @@ ProgramPtr Parser::Run() {
   // ahead (ReadSignaturesAhead); the bodies after it are then parsed from the
   // positions kept there, below.
   while (!sigs_known_ && !At(Tok::kDedent) && !At(Tok::kEof)) {
-    if (AtName("pass")) {
-      Next();
-      ExpectEndOfStmt();
-      continue;
-    }
+    if (AcceptPass()) continue;
     FuncSig* sig = ParseFunctionHeader(/*skip_body=*/false);
-    sig->state = FuncSig::kParsing;
-    block_depth_ = 1;
-    ParseFunctionBodyHere(sig);
-    block_depth_ = 0;
-    sig->state = FuncSig::kDone;
+    Rebind in_body(&block_depth_, 1);
+    ParseFunctionBody(sig);
   }
   if (!sigs_known_) ExpectEndOfClass();
   // The bodies read ahead, in order (a call of a function whose return type is not
@@ -558,9 +530,7 @@ ProgramPtr Parser::Run() {
     EnsureParsed(&s);
     fns.push_back(std::move(s.result));
   }
-  auto program = MakeNode<Program>(std::string(name.text), dyn_dims_, std::move(fns));
-  program->set_span(SpanOf(at));
-  return program;
+  return WithSpan(MakeNode<Program>(std::string(name.text), dyn_dims_, std::move(fns)), SpanOf(at));
 }
 
 FuncSig* Parser::ParseFunctionHeader(bool skip_body) {
@@ -568,8 +538,7 @@ FuncSig* Parser::ParseFunctionHeader(bool skip_body) {
   if (At(Tok::kAt)) {
     ParseDecorator(sig);
   } else if (!AtName("def")) {
-    Fail(Peek(), fmt::format("expected '@pl.function' or 'def' in the class body, got {}",
-                             Describe(Peek())));
+    FailExpecting("'@pl.function' or 'def' in the class body");
   }
   ParseSignature(sig, skip_body);
   if (!sig_by_name_.emplace(sig->name, sig).second) {
@@ -582,9 +551,7 @@ void Parser::ExpectEndOfClass() {
   Accept(Tok::kDedent);
   while (Accept(Tok::kNewline)) {
   }
-  if (!At(Tok::kEof))
-    Fail(Peek(),
-         fmt::format("expected end of input after the program class, got {}", Describe(Peek())));
+  if (!At(Tok::kEof)) FailExpecting("end of input after the program class");
 }
 
 // Inside the body of the function being parsed on main_: reads the signatures of
@@ -594,19 +561,12 @@ void Parser::ReadSignaturesAhead() {
   Lexer ahead = main_;
   Token eof;
   if (!ahead.SkipBlock(&eof, block_depth_)) Fail(eof, "unexpected end of input inside a block");
-  LexerSwap swap(&lex_, &ahead);
-  const int saved_depth = depth_;
-  depth_ = 0;
+  Rebind swap(&lex_, &ahead);
+  Rebind depth(&depth_, 0);
   while (!At(Tok::kDedent) && !At(Tok::kEof)) {
-    if (AtName("pass")) {
-      Next();
-      ExpectEndOfStmt();
-      continue;
-    }
-    ParseFunctionHeader(/*skip_body=*/true);
+    if (!AcceptPass()) ParseFunctionHeader(/*skip_body=*/true);
   }
   ExpectEndOfClass();
-  depth_ = saved_depth;
   sigs_known_ = true;
 }
 
@@ -616,7 +576,7 @@ void Parser::ParseDynamicDim() {
   Token name = ExpectIdent("a dimension name");
   Expect(Tok::kAssign);
   ParsePath();
-  Token lp = Expect(Tok::kLParen);
+  Expect(Tok::kLParen);
   if (!At(Tok::kString)) Fail(Peek(), "pl.dynamic expects the dimension's name as a string");
   Next();
   Expect(Tok::kRParen, "(pl.dynamic takes one string argument)");
@@ -624,7 +584,6 @@ void Parser::ParseDynamicDim() {
   if (dyn_by_name_.count(name.text)) {
     Fail(name, fmt::format("dynamic dimension '{}' is defined twice", Echo(name.text)));
   }
-  (void)lp;
   VarPtr v = MakeVar(std::string(name.text), ScalarTy(DataType::kIndex), SpanOf(name));
   dyn_dims_.push_back(v);
   dyn_by_name_.emplace(std::string(name.text), v);
@@ -636,38 +595,32 @@ void Parser::ParseDecorator(FuncSig* sig) {
   if (!p.Is("pl", "function"))
     Fail(p.first, fmt::format("unknown decorator '@{}'", Echo(p.Join())));
   if (Accept(Tok::kLParen)) {
-    while (!At(Tok::kRParen)) {
+    ParseList(Tok::kRParen, [&] {
       Token key = ExpectIdent("a decorator argument");
       Expect(Tok::kAssign);
       Path v = ParsePath();
-      auto bad = [&](std::string_view what) {
-        Fail(v.first,
-             fmt::format("{}= expects {}, got '{}'", Echo(key.text), what, Echo(v.Join())));
+      // `pl.<Enum>.<member>`, the member read by from_name.
+      auto member = [&](std::string_view enum_name, std::string_view placeholder, auto from_name) {
+        auto m = v.n == 3 && Eq(v.parts[0], "pl") && v.parts[1] == enum_name ? from_name(v.parts[2])
+                                                                             : std::nullopt;
+        if (!m) {
+          Fail(v.first, fmt::format("{}= expects pl.{}.{}, got '{}'", Echo(key.text), enum_name,
+                                    placeholder, Echo(v.Join())));
+        }
+        return *m;
       };
       if (Eq(key.text, "type")) {
-        if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "FunctionType"))
-          bad("pl.FunctionType.<Kind>");
-        auto t = FunctionTypeFromName(v.parts[2]);
-        if (!t) bad("pl.FunctionType.<Kind>");
-        sig->type = *t;
+        sig->type = member("FunctionType", "<Kind>", FunctionTypeFromName);
       } else if (Eq(key.text, "level")) {
-        if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "Level")) bad("pl.Level.<LEVEL>");
-        auto l = LevelFromName(v.parts[2]);
-        if (!l) bad("pl.Level.<LEVEL>");
-        sig->level = *l;
+        sig->level = member("Level", "<LEVEL>", LevelFromName);
       } else if (Eq(key.text, "role")) {
-        if (v.n != 3 || !Eq(v.parts[0], "pl") || !Eq(v.parts[1], "Role")) bad("pl.Role.<Role>");
-        auto r = RoleFromName(v.parts[2]);
-        if (!r) bad("pl.Role.<Role>");
-        sig->role = *r;
+        sig->role = member("Role", "<Role>", RoleFromName);
       } else {
         Fail(key,
              fmt::format("unknown @pl.function argument '{}' (expected type=, level= or role=)",
                          Echo(key.text)));
       }
-      if (!Accept(Tok::kComma)) break;
-    }
-    Expect(Tok::kRParen);
+    });
   }
   Expect(Tok::kNewline);
 }
@@ -693,13 +646,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   }
   FuncState fs;  // parameters may be used in later parameter types
   for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
-  FuncState* saved = fs_;
-  fs_ = &fs;
-  struct Restore {
-    FuncState** slot;
-    FuncState* saved;
-    ~Restore() { *slot = saved; }
-  } restore{&fs_, saved};
+  Rebind in_signature(&fs_, &fs);
   // A SubWorker's first parameter comes without a comma before it.
   for (bool first = sig->python; first ? !At(Tok::kRParen) : Accept(Tok::kComma); first = false) {
     if (At(Tok::kRParen)) break;
@@ -713,8 +660,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
          At(Tok::kLBracket, 3))) {
       Next();
       Next();
-      dir = Eq(Next().text, "Out") ? ParamDirection::kOut : ParamDirection::kIn;
-      if (dir == ParamDirection::kIn) dir = ParamDirection::kInOut;
+      dir = Eq(Next().text, "Out") ? ParamDirection::kOut : ParamDirection::kInOut;
       Next();
       type = ParseType();
       Expect(Tok::kRBracket);
@@ -734,28 +680,22 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   Expect(Tok::kRParen);
   if (Accept(Tok::kArrow)) {
     sig->has_ret_annot = true;
-    if (AtName("None") && At(Tok::kColon, 1)) {
-      // `-> None:`, the common case: no types, and no copy of the lexer to read them.
+    auto ret_at = std::make_unique<Lexer>(*lex_);
+    bool names_window = false;
+    for (int depth = 0;;) {
+      const Token& t = Peek();
+      if (t.kind == Tok::kEof || t.kind == Tok::kNewline || (depth == 0 && t.kind == Tok::kColon))
+        break;
+      if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
+      if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
+      if (t.kind == Tok::kName && Eq(t.text, "window_ref")) names_window = true;
       Next();
+    }
+    if (names_window) {
+      sig->deferred_ret = std::move(ret_at);
     } else {
-      Lexer ret_at = *lex_;
-      bool names_window = false;
-      for (int depth = 0;;) {
-        const Token& t = Peek();
-        if (t.kind == Tok::kEof || t.kind == Tok::kNewline || (depth == 0 && t.kind == Tok::kColon))
-          break;
-        if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
-        if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
-        if (t.kind == Tok::kName && Eq(t.text, "window_ref")) names_window = true;
-        Next();
-      }
-      if (names_window) {
-        checkpoints_.push_back(std::move(ret_at));
-        sig->deferred_ret_at = static_cast<int>(checkpoints_.size()) - 1;
-      } else {
-        LexerSwap swap(&lex_, &ret_at);
-        sig->ret_types = ParseReturnAnnotation();
-      }
+      Rebind swap(&lex_, ret_at.get());
+      sig->ret_types = ParseReturnAnnotation();
     }
   }
   Expect(Tok::kColon);
@@ -766,7 +706,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   Next();
   if (sig->python) TakePythonBody(sig, newline);
   if (!skip_body) return;
-  sig->body_at = Checkpoint();
+  sig->body = std::make_unique<Lexer>(*lex_);
   SkipBlock();
 }
 
@@ -807,16 +747,11 @@ std::vector<TypePtr> Parser::ParseReturnAnnotation() {
   } else if (AtName("tuple") && At(Tok::kLBracket, 1)) {
     Next();
     Next();
-    while (!At(Tok::kRBracket)) {
-      types.push_back(ParseType());
-      if (!Accept(Tok::kComma)) break;
-    }
-    Expect(Tok::kRBracket);
+    ParseList(Tok::kRBracket, [&] { types.push_back(ParseType()); });
   } else {
     types.push_back(ParseType());
   }
-  if (!At(Tok::kColon))
-    Fail(Peek(), fmt::format("expected ':' after the return type, got {}", Describe(Peek())));
+  if (!At(Tok::kColon)) FailExpecting("':' after the return type");
   return types;
 }
 
@@ -826,15 +761,16 @@ void Parser::SkipBlock() {
   if (!lex_->SkipBlock(&eof)) Fail(eof, "unexpected end of input inside a block");
 }
 
+// A body read ahead, from the position kept when it was skipped.
 void Parser::EnsureParsed(FuncSig* sig) {
   if (sig->state == FuncSig::kDone) return;
-  sig->state = FuncSig::kParsing;
+  const std::unique_ptr<Lexer> body = std::move(sig->body);
+  Rebind swap(&lex_, body.get());
   ParseFunctionBody(sig);
-  sig->state = FuncSig::kDone;
 }
 
 std::span<const TypePtr> Parser::ReturnTypesOf(FuncSig* sig, const Token& at) {
-  if ((sig->has_ret_annot && sig->deferred_ret_at < 0) || sig->state == FuncSig::kDone)
+  if ((sig->has_ret_annot && !sig->deferred_ret) || sig->state == FuncSig::kDone)
     return sig->ret_types;
   if (sig->state == FuncSig::kParsing) {
     Fail(at,
@@ -846,49 +782,27 @@ std::span<const TypePtr> Parser::ReturnTypesOf(FuncSig* sig, const Token& at) {
   return sig->ret_types;
 }
 
-void Parser::ParseFunctionBody(FuncSig* sig) {
-  // Each checkpoint is resumed exactly once: take it rather than copy it.
-  Lexer body = std::move(checkpoints_[static_cast<size_t>(sig->body_at)]);
-  LexerSwap swap(&lex_, &body);
-  ParseFunctionBodyHere(sig);
-}
-
 // The body of `sig` from the current lexer, which stands just after its INDENT.
-void Parser::ParseFunctionBodyHere(FuncSig* sig) {
+void Parser::ParseFunctionBody(FuncSig* sig) {
+  sig->state = FuncSig::kParsing;
   // Bodies nest (a call of a function whose return type is not annotated parses
   // the callee first): one reused state per level.
   if (body_states_used_ == body_states_.size())
     body_states_.push_back(std::make_unique<FuncState>());
-  FuncState& fs = *body_states_[body_states_used_++];
+  FuncState& fs = *body_states_[body_states_used_];
+  Rebind nested(&body_states_used_, body_states_used_ + 1);
   fs.Reset();
-  struct Release {
-    size_t* used;
-    ~Release() { --*used; }
-  } release{&body_states_used_};
   fs.sig = sig;
   for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
   for (const auto& v : sig->params) fs.vars.insert_or_assign(v->name_hint, v);
-  FuncState* saved_fs = fs_;
-  fs_ = &fs;
-  struct Restore {
-    FuncState** slot;
-    FuncState* saved;
-    ~Restore() { *slot = saved; }
-  } restore{&fs_, saved_fs};
-  int saved_depth = depth_;
-  depth_ = 0;
-  // A body may be parsed in the middle of another (a call of a function whose
-  // return type is not annotated): its local checkpoints go above the caller's.
-  const size_t local_checkpoints_base = local_checkpoint_count_;
+  Rebind in_body(&fs_, &fs);
+  Rebind depth(&depth_, 0);
 
   if (At(Tok::kString) && At(Tok::kNewline, 1)) {
     Next();
     Next();
   }
-  while (AtName("pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
-         AtName("window_buffer", 4)) {
-    ParseWindowDecl();
-  }
+  while (AtWindowDecl()) ParseWindowDecl();
   for (auto& d : fs.windows) {
     for (const auto& v : sig->params) {
       if (v->name_hint == d.base && !d.wb) BindWindow(d, v);
@@ -896,7 +810,7 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
   }
   const size_t stmts_base = stmt_scratch_.size();
   Token first = Peek();
-  while (!At(Tok::kDedent) && !At(Tok::kEof)) ParseStmtInto(&stmt_scratch_);
+  while (!At(Tok::kDedent) && !At(Tok::kEof)) ParseStmt();
   Accept(Tok::kDedent);
   // The body stays on stmt_scratch_ until the Seq is built (the return annotation
   // below parses types, not statements).
@@ -908,22 +822,19 @@ void Parser::ParseFunctionBodyHere(FuncSig* sig) {
           d.span);
     }
   }
-  if (sig->deferred_ret_at >= 0) {
-    Lexer ret = std::move(checkpoints_[static_cast<size_t>(sig->deferred_ret_at)]);
-    LexerSwap ret_swap(&lex_, &ret);
+  if (sig->deferred_ret) {
+    Rebind ret_swap(&lex_, sig->deferred_ret.get());
     sig->ret_types = ParseReturnAnnotation();
   } else if (!sig->has_ret_annot) {
     sig->ret_types = std::move(fs.first_return_types);
   }
-  local_checkpoint_count_ = local_checkpoints_base;
-  auto body_seq = Seq(StmtsFrom(stmts_base), SpanOf(first));
-  auto fn =
-      MakeNode<Function>(sig->name, std::move(sig->params), std::move(sig->dirs), sig->ret_types,
-                         std::move(body_seq), sig->type, sig->level, sig->role);
-  fn->set_span(sig->span);
+  auto fn = WithSpan(MakeNode<Function>(sig->name, std::move(sig->params), std::move(sig->dirs),
+                                        sig->ret_types, Seq(StmtsFrom(stmts_base), SpanOf(first)),
+                                        sig->type, sig->level, sig->role),
+                     sig->span);
   fn->python_body = std::move(sig->python_body);
   sig->result = fn;
-  depth_ = saved_depth;
+  sig->state = FuncSig::kDone;
 }
 
 // ---------------------------------------------------------------------------
@@ -949,7 +860,7 @@ void Parser::ParseWindowDecl() {
         Next();
         continue;
       }
-      d.size_at = LocalCheckpoint();
+      d.size.emplace(*lex_);
       // Skip the expression: it may use variables defined later in the body.
       int depth = 0;
       while (true) {
@@ -989,14 +900,11 @@ void Parser::ParseWindowDecl() {
 
 void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
   ExprPtr size;
-  if (d.size_at >= 0) {
-    Lexer sub = local_checkpoints_[static_cast<size_t>(d.size_at)];
-    LexerSwap swap(&lex_, &sub);
+  if (d.size) {
+    Rebind swap(&lex_, &*d.size);
     size = ParseExpr();
   }
-  auto wb = MakeNode<WindowBuffer>(base, size, d.load, d.store);
-  wb->set_span(d.span);
-  d.wb = wb;
+  d.wb = WithSpan(MakeNode<WindowBuffer>(base, size, d.load, d.store), d.span);
 }
 
 void Parser::DefineVar(std::string_view name, const VarPtr& var) {
@@ -1041,12 +949,7 @@ SeqStmtsPtr Parser::ParseBlock(const Token& header, YieldFrame* frame) {
   DepthGuard g(this, header);
   Expect(Tok::kColon);
   // Only the direct body of an init_values loop may yield; nested blocks may not.
-  struct FrameRestore {
-    YieldFrame** slot;
-    YieldFrame* saved;
-    ~FrameRestore() { *slot = saved; }
-  } restore{&yield_frame_, yield_frame_};
-  yield_frame_ = frame;
+  Rebind yields_to(&yield_frame_, frame);
   auto check_end = [&] {
     if (frame && !frame->yielded) {
       Fail(header, fmt::format("a loop with init_values must end with pl.yield_(...) of its {} "
@@ -1054,61 +957,57 @@ SeqStmtsPtr Parser::ParseBlock(const Token& header, YieldFrame* frame) {
                                frame->iter_args.size(), frame->iter_args.size() == 1 ? "" : "s"));
     }
   };
-  std::vector<StmtPtr> stmts;
+  const size_t base = stmt_scratch_.size();
   if (!At(Tok::kNewline)) {
     // `else: pass` on one line.
-    StmtPtr s = ParseSimpleStmt();
-    if (s) stmts.push_back(std::move(s));
+    if (StmtPtr s = ParseSimpleStmt()) stmt_scratch_.push_back(std::move(s));
     check_end();
-    return Seq(std::move(stmts), SpanOf(header));
+    return Seq(StmtsFrom(base), SpanOf(header));
   }
   Next();
   if (!At(Tok::kIndent)) Fail(Peek(), "expected an indented block");
   Token first = Next();
   ++block_depth_;
-  const size_t base = stmt_scratch_.size();
   while (!At(Tok::kDedent) && !At(Tok::kEof)) {
     if (frame && frame->yielded) {
       Fail(Peek(), "pl.yield_ must be the last statement of the loop body");
     }
-    ParseStmtInto(&stmt_scratch_);
+    ParseStmt();
   }
   if (Accept(Tok::kDedent)) --block_depth_;
   check_end();
   return Seq(StmtsFrom(base), SpanOf(first));
 }
 
-void Parser::ParseStmtInto(std::vector<StmtPtr>* out) {
+void Parser::ParseStmt() {
   const Token& t = Peek();
   if (t.kind == Tok::kIndent) Fail(t, "unexpected indent");
-  if (t.kind == Tok::kName) {
-    if (Eq(t.text, "for")) return out->push_back(ParseFor());
-    if (Eq(t.text, "while")) return out->push_back(ParseWhile());
-    if (Eq(t.text, "if")) return out->push_back(ParseIf(false));
-    if (Eq(t.text, "with")) return out->push_back(ParseWith());
-    if (Eq(t.text, "elif") || Eq(t.text, "else"))
-      Fail(t, fmt::format("'{}' without a matching 'if'", Echo(t.text)));
-    if (Eq(t.text, "def") || Eq(t.text, "class"))
-      Fail(t, fmt::format("nested '{}' is not supported", Echo(t.text)));
+  const std::string_view word = t.kind == Tok::kName ? t.text : std::string_view();
+  StmtPtr s;
+  if (Eq(word, "for")) {
+    s = ParseFor();
+  } else if (Eq(word, "while")) {
+    s = ParseWhile();
+  } else if (Eq(word, "if")) {
+    s = ParseIf();
+  } else if (Eq(word, "with")) {
+    s = ParseWith();
+  } else if (Eq(word, "elif") || Eq(word, "else")) {
+    Fail(t, fmt::format("'{}' without a matching 'if'", Echo(word)));
+  } else if (Eq(word, "def") || Eq(word, "class")) {
+    Fail(t, fmt::format("nested '{}' is not supported", Echo(word)));
+  } else {
+    s = ParseSimpleStmt();
   }
-  StmtPtr s = ParseSimpleStmt();
-  if (s) out->push_back(std::move(s));
+  if (s) stmt_scratch_.push_back(std::move(s));
 }
 
+// One line's statement (null for `pass`), up to and including its NEWLINE.
 StmtPtr Parser::ParseSimpleStmt() {
   const Token t = Peek();
   StmtPtr s;
   if (t.kind == Tok::kName) {
-    if (Eq(t.text, "pass")) {
-      Next();
-      ExpectEndOfStmt();
-      return nullptr;
-    }
-    if (Eq(t.text, "return")) {
-      s = ParseReturn();
-      ExpectEndOfStmt();
-      return s;
-    }
+    if (AcceptPass()) return nullptr;
     if (Eq(t.text, "import") || Eq(t.text, "from"))
       Fail(t, "import statements are only allowed at module level");
     if (Eq(t.text, "break") || Eq(t.text, "continue") || Eq(t.text, "assert") ||
@@ -1116,39 +1015,32 @@ StmtPtr Parser::ParseSimpleStmt() {
         Eq(t.text, "nonlocal") || Eq(t.text, "del") || Eq(t.text, "async")) {
       FailUnsupported(t, fmt::format("the '{}' statement", t.text));
     }
-    if (Eq(t.text, "pl") && At(Tok::kDot, 1) && AtName("_dump", 2) && At(Tok::kDot, 3) &&
-        AtName("window_buffer", 4)) {
+    if (AtWindowDecl()) {
       Fail(t, "pl._dump.window_buffer declarations must come first in the function body");
     }
-    if (!IsKeyword(t.text) && (At(Tok::kColon, 1) || At(Tok::kAssign, 1))) {
+    if (Eq(t.text, "return")) {
+      s = ParseReturn();
+    } else if (!IsKeyword(t.text) && (At(Tok::kColon, 1) || At(Tok::kAssign, 1))) {
       s = ParseAssign();
-      ExpectEndOfStmt();
-      return s;
-    }
-    if (!IsKeyword(t.text) && At(Tok::kComma, 1)) {
+    } else if (!IsKeyword(t.text) && At(Tok::kComma, 1)) {
       s = ParseUnpackAssign();
-      ExpectEndOfStmt();
-      return s;
-    }
-    if (AtYield()) {
+    } else if (AtYield()) {
       s = ParseYield({});
-      ExpectEndOfStmt();
-      return s;
     }
   }
-  ExprPtr e = ParseExpr();
-  if (At(Tok::kAssign)) {
-    if (e->kind() != NodeKind::kSubscript) {
-      Fail(Peek(), "only a name, names separated by commas or a subscript can be assigned to");
+  if (!s) {
+    ExprPtr e = ParseExpr();
+    if (At(Tok::kAssign)) {
+      if (e->kind() != NodeKind::kSubscript) {
+        Fail(Peek(), "only a name, names separated by commas or a subscript can be assigned to");
+      }
+      Next();
+      ExprPtr value = ParseExpr();
+      s = WithSpan(MakeNode<SubscriptAssignStmt>(e, value), SpanOf(t));
+    } else {
+      s = Eval(e, SpanOf(t));
     }
-    Next();
-    ExprPtr value = ParseExpr();
-    auto a = MakeNode<SubscriptAssignStmt>(e, value);
-    a->set_span(SpanOf(t));
-    ExpectEndOfStmt();
-    return a;
   }
-  s = Eval(e, SpanOf(t));
   ExpectEndOfStmt();
   return s;
 }
@@ -1184,8 +1076,7 @@ StmtPtr Parser::ParseUnpackAssign() {
   for (size_t i = 0; i < names.size(); ++i) {
     vars.push_back(MakeVar(std::string(names[i].text), types[i], SpanOf(names[i])));
   }
-  auto s = MakeNode<UnpackAssignStmt>(vars, value);
-  s->set_span(SpanOf(names[0]));
+  StmtPtr s = WithSpan(MakeNode<UnpackAssignStmt>(vars, value), SpanOf(names[0]));
   for (size_t i = 0; i < names.size(); ++i) DefineVar(names[i].text, vars[i]);
   return s;
 }
@@ -1196,7 +1087,7 @@ StmtPtr Parser::ParseYield(const std::vector<std::pair<Token, TypePtr>>& targets
   Token at = Peek();
   ParsePath();
   std::vector<ExprPtr> values;
-  ParseCallArgs(&values, nullptr, nullptr);
+  ParseCallArgs(&values, nullptr);
   YieldFrame* frame = yield_frame_;
   if (!frame) {
     Fail(at,
@@ -1219,9 +1110,7 @@ StmtPtr Parser::ParseYield(const std::vector<std::pair<Token, TypePtr>>& targets
     frame->return_vars.push_back(v);
     DefineVar(tok.text, v);
   }
-  auto y = MakeNode<YieldStmt>(std::move(values));
-  y->set_span(SpanOf(at));
-  return y;
+  return WithSpan(MakeNode<YieldStmt>(std::move(values)), SpanOf(at));
 }
 
 bool Parser::AtUserAlloc() {
@@ -1232,6 +1121,12 @@ bool Parser::AtUserAlloc() {
 }
 
 namespace {
+
+template <typename T>
+bool TensorsAgree(const T& x, const T& y) {
+  return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
+         DimsEqual(x.tensor_view, y.tensor_view);
+}
 
 // Whether an annotation can be the type of a value of type `value`: false only
 // for a contradiction a reader of the text can see.
@@ -1250,18 +1145,12 @@ bool AnnotationAgrees(const TypePtr& ann, const TypePtr& value) {
   if (ann->kind() == NodeKind::kUnknownType || value->kind() == NodeKind::kUnknownType) return true;
   if (ann->kind() != value->kind()) return false;
   switch (ann->kind()) {
-    case NodeKind::kTensorType: {
-      const auto& x = static_cast<const TensorType&>(*ann);
-      const auto& y = static_cast<const TensorType&>(*value);
-      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
-             DimsEqual(x.tensor_view, y.tensor_view);
-    }
-    case NodeKind::kDistributedTensorType: {
-      const auto& x = static_cast<const DistributedTensorType&>(*ann);
-      const auto& y = static_cast<const DistributedTensorType&>(*value);
-      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
-             DimsEqual(x.tensor_view, y.tensor_view);
-    }
+    case NodeKind::kTensorType:
+      return TensorsAgree(static_cast<const TensorType&>(*ann),
+                          static_cast<const TensorType&>(*value));
+    case NodeKind::kDistributedTensorType:
+      return TensorsAgree(static_cast<const DistributedTensorType&>(*ann),
+                          static_cast<const DistributedTensorType&>(*value));
     case NodeKind::kTileType: {
       const auto& x = static_cast<const TileType&>(*ann);
       const auto& y = static_cast<const TileType&>(*value);
@@ -1357,11 +1246,7 @@ StmtPtr Parser::ParseFor() {
   if (Accept(Tok::kComma)) {
     has_carried = true;
     Token lp = Expect(Tok::kLParen, "(loop-carried names: for i, (x, y) in ...)");
-    while (!At(Tok::kRParen)) {
-      carried.push_back(ExpectIdent("a loop-carried name"));
-      if (!Accept(Tok::kComma)) break;
-    }
-    Expect(Tok::kRParen);
+    ParseList(Tok::kRParen, [&] { carried.push_back(ExpectIdent("a loop-carried name")); });
     if (carried.empty()) Fail(lp, "empty list of loop-carried names");
   }
   ExpectName("in");
@@ -1385,34 +1270,28 @@ StmtPtr Parser::ParseFor() {
   std::vector<ExprPtr> inits;
   bool have_inits = false;
   Token inits_tok;
-  while (!At(Tok::kRParen)) {
-    if (At(Tok::kName) && At(Tok::kAssign, 1)) {
-      Token key = Next();
-      Next();
-      if (!Eq(key.text, "init_values")) {
-        Fail(key, fmt::format("pl.{}: keyword argument '{}' is not supported (only init_values=)",
-                              ForKindName(kind), Echo(key.text)));
-      }
-      if (have_inits) Fail(key, "keyword argument 'init_values' repeated");
-      have_inits = true;
-      inits_tok = key;
-      if (!At(Tok::kLParen) && !At(Tok::kLBracket)) {
-        Fail(Peek(), "init_values= expects a tuple or list of initial values, e.g. (a, b)");
-      }
-      Token open = Next();
-      DepthGuard g(this, open);
-      inits = ParseExprList(open.kind == Tok::kLParen ? Tok::kRParen : Tok::kRBracket);
-    } else {
-      if (have_inits) Fail(Peek(), "positional argument after keyword argument");
-      // Arguments past the third are still parsed, so that their own errors come
-      // first as before, and only counted for the arity error below.
-      ExprPtr a = ParseExpr();
-      if (arg_count < args.size()) args[arg_count] = std::move(a);
-      ++arg_count;
+  auto keyword = [&](const Token& key) {
+    if (!Eq(key.text, "init_values")) {
+      Fail(key, fmt::format("pl.{}: keyword argument '{}' is not supported (only init_values=)",
+                            ForKindName(kind), Echo(key.text)));
     }
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(Tok::kRParen);
+    if (have_inits) Fail(key, "keyword argument 'init_values' repeated");
+    have_inits = true;
+    inits_tok = key;
+    if (!At(Tok::kLParen) && !At(Tok::kLBracket)) {
+      Fail(Peek(), "init_values= expects a tuple or list of initial values, e.g. (a, b)");
+    }
+    Token open = Next();
+    DepthGuard g(this, open);
+    inits = ParseExprList(open.kind == Tok::kLParen ? Tok::kRParen : Tok::kRBracket);
+  };
+  ParseArgs(keyword, [&] {
+    // Arguments past the third are still parsed, so that their own errors come
+    // first, and only counted for the arity error below.
+    ExprPtr a = ParseExpr();
+    if (arg_count < args.size()) args[arg_count] = std::move(a);
+    ++arg_count;
+  });
   if (arg_count == 0 || arg_count > 3) {
     Fail(lp, fmt::format("pl.{} takes 1 to 3 arguments, got {}", ForKindName(kind), arg_count));
   }
@@ -1434,17 +1313,16 @@ StmtPtr Parser::ParseFor() {
   DefineVar(var_name.text, lv);
   YieldFrame frame;
   for (size_t i = 0; i < carried.size(); ++i) {
-    auto ia = MakeNode<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]);
-    ia->set_span(SpanOf(carried[i]));
-    frame.iter_args.push_back(ia);
-    DefineVar(carried[i].text, ia);
+    frame.iter_args.push_back(
+        WithSpan(MakeNode<IterArg>(std::string(carried[i].text), inits[i]->type, inits[i]),
+                 SpanOf(carried[i])));
+    DefineVar(carried[i].text, frame.iter_args.back());
   }
   SeqStmtsPtr body = ParseBlock(at, has_carried ? &frame : nullptr);
   if (AtName("else")) FailUnsupported(Peek(), "'else' after a loop");
-  auto f = MakeNode<ForStmt>(lv, start, stop, step, body, kind);
+  auto f = WithSpan(MakeNode<ForStmt>(lv, start, stop, step, body, kind), sp);
   f->iter_args = std::move(frame.iter_args);
   f->return_vars = std::move(frame.return_vars);
-  f->set_span(sp);
   return f;
 }
 
@@ -1456,7 +1334,7 @@ StmtPtr Parser::ParseWhile() {
   return While(cond, body, SpanOf(at));
 }
 
-StmtPtr Parser::ParseIf(bool is_elif) {
+StmtPtr Parser::ParseIf() {
   Token at = Next();
   DepthGuard g(this, at);
   ExprPtr cond = ParseExpr();
@@ -1464,13 +1342,12 @@ StmtPtr Parser::ParseIf(bool is_elif) {
   StmtPtr else_body;
   if (AtName("elif")) {
     Token e = Peek();
-    StmtPtr nested = ParseIf(true);
+    StmtPtr nested = ParseIf();
     else_body = Seq({nested}, SpanOf(e));
   } else if (AtName("else")) {
     Token e = Next();
     else_body = ParseBlock(e);
   }
-  (void)is_elif;
   return If(cond, then_body, else_body, SpanOf(at));
 }
 
@@ -1482,11 +1359,9 @@ StmtPtr Parser::ParseWith() {
   std::string name;
   bool have_name = false, have_devices = false;
   DeviceSet devices;
-  // Slot names wait on a scratch stack (nested scopes push above them) until the
-  // body has been parsed.
-  const size_t slot_names_base = slot_name_scratch_.size();
+  std::vector<std::pair<std::string, Token>> slot_names;
   KwargList attrs;
-  while (!At(Tok::kRParen)) {
+  ParseList(Tok::kRParen, [&] {
     Token key = ExpectIdent("a comm_domain argument");
     Expect(Tok::kAssign);
     if (Eq(key.text, "name")) {
@@ -1502,48 +1377,36 @@ StmtPtr Parser::ParseWith() {
       } else {
         Expect(Tok::kLBracket, "(devices= expects \"all\" or a list of device ids)");
         devices = DeviceSet{false, {}};
-        while (!At(Tok::kRBracket)) {
+        ParseList(Tok::kRBracket, [&] {
           bool neg = Accept(Tok::kMinus);
           Token n = Peek();
           if (n.kind != Tok::kInt) Fail(n, "device ids must be integer literals");
           Next();
           devices.ids.push_back(ParseIntToken(n, neg));
-          if (!Accept(Tok::kComma)) break;
-        }
-        Expect(Tok::kRBracket);
+        });
       }
     } else if (Eq(key.text, "slots")) {
       Expect(Tok::kLBracket);
-      while (!At(Tok::kRBracket)) {
+      ParseList(Tok::kRBracket, [&] {
         Token s = Peek();
-        slot_name_scratch_.emplace_back(ParseStringLit("a window name"), s);
-        if (!Accept(Tok::kComma)) break;
-      }
-      Expect(Tok::kRBracket);
+        slot_names.emplace_back(ParseStringLit("a window name"), s);
+      });
     } else if (Eq(key.text, "attrs")) {
       attrs = ParseKwargDict();
     } else {
       Fail(key, fmt::format("unknown comm_domain argument '{}'", Echo(key.text)));
     }
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(Tok::kRParen);
+  });
   if (!have_name) Fail(at, "pl._dump.comm_domain needs name=");
   if (!have_devices) Fail(at, "pl._dump.comm_domain needs devices=");
   if (AtName("as")) Fail(Peek(), "pl._dump.comm_domain takes no 'as' target");
   SeqStmtsPtr body = ParseBlock(at);
   // Slots are resolved after the body: their bases are usually assigned inside it.
-  const size_t slots_base = slot_scratch_.size();
-  for (size_t i = slot_names_base; i < slot_name_scratch_.size(); ++i) {
-    const auto& [n, tok] = slot_name_scratch_[i];
-    slot_scratch_.push_back(LookupWindow(tok, false, n, 0));
-  }
-  slot_name_scratch_.resize(slot_names_base);
-  auto s = MakeNode<CommDomainScopeStmt>(std::move(name), std::move(devices),
-                                         VectorTail<WindowBufferPtr>{&slot_scratch_, slots_base},
-                                         std::move(attrs), body);
-  s->set_span(SpanOf(at));
-  return s;
+  std::vector<WindowBufferPtr> slots;
+  for (const auto& [n, tok] : slot_names) slots.push_back(LookupWindow(tok, false, n, 0));
+  return WithSpan(MakeNode<CommDomainScopeStmt>(std::move(name), std::move(devices),
+                                                std::move(slots), std::move(attrs), body),
+                  SpanOf(at));
 }
 
 // `with pl.manual_scope():`, `with pl.at(level=..., deps=[t]) as t:`: a ScopeStmt
@@ -1559,7 +1422,7 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
     Fail(Peek(), fmt::format("expected a call of '{}' after 'with'", Echo(p.Join())));
   std::vector<ExprPtr> args;
   KwargList kwargs;
-  ParseCallArgs(&args, &kwargs, nullptr);
+  ParseCallArgs(&args, &kwargs);
   if (At(Tok::kComma)) FailUnsupported(Peek(), "a with statement of several context managers");
   VarPtr as_var;
   if (AtName("as")) {
@@ -1573,9 +1436,8 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
     DefineVar(name.text, as_var);
   }
   SeqStmtsPtr body = ParseBlock(at);
-  auto s = MakeNode<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body);
-  s->set_span(SpanOf(at));
-  return s;
+  return WithSpan(MakeNode<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body),
+                  SpanOf(at));
 }
 
 // ---------------------------------------------------------------------------
@@ -1588,21 +1450,6 @@ bool IsUnknownTyped(const ExprPtr& e) {
 bool IsScalarTyped(const ExprPtr& e) {
   return e && e->type && e->type->kind() == NodeKind::kScalarType;
 }
-bool IsLogical(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kEq:
-    case BinaryOp::kNe:
-    case BinaryOp::kLt:
-    case BinaryOp::kLe:
-    case BinaryOp::kGt:
-    case BinaryOp::kGe:
-    case BinaryOp::kAnd:
-    case BinaryOp::kOr:
-      return true;
-    default:
-      return false;
-  }
-}
 }  // namespace
 
 // Kernel code computes on results of opaque calls (`me = pld.rank(ctx)`, then
@@ -1613,10 +1460,11 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
   const bool a_unknown = IsUnknownTyped(a), b_unknown = IsUnknownTyped(b);
   if ((a_unknown || b_unknown) && (a_unknown || IsScalarTyped(a)) &&
       (b_unknown || IsScalarTyped(b))) {
-    TypePtr t = IsLogical(op) ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = MakeNode<BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
-    e->set_span(SpanOf(at));
-    return e;
+    // Comparisons and logic give BOOL whatever their operands (the builder's rule).
+    const bool logical =
+        PromoteDataTypes(op, DataType::kIndex, DataType::kIndex) == DataType::kBool;
+    TypePtr t = logical ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
+    return WithSpan(MakeNode<BinaryExpr>(op, std::move(a), std::move(b), std::move(t)), SpanOf(at));
   }
   return Binary(op, std::move(a), std::move(b), SpanOf(at));
 }
@@ -1624,9 +1472,7 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
 ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
   if (IsUnknownTyped(x)) {
     TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
-    auto e = MakeNode<UnaryExpr>(op, std::move(x), std::move(t));
-    e->set_span(SpanOf(at));
-    return e;
+    return WithSpan(MakeNode<UnaryExpr>(op, std::move(x), std::move(t)), SpanOf(at));
   }
   return Unary(op, std::move(x), SpanOf(at));
 }
@@ -1634,11 +1480,10 @@ ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
 // The registry's MakeOpCall for a modelled op (same checks, same messages, same
 // span), with the Op node from OpNodeOf: the call is built first and its type
 // deduced from it.
-template <typename Args, typename KwArgs>
-CallPtr Parser::MakeOpCall(const OpInfo* info, Args args, KwArgs kwargs, const Span& span) {
-  auto call = WithSpan(
-      MakeNode<Call>(OpNodeOf(info), std::move(args), std::move(kwargs), ExprAttrList{}, nullptr),
-      span);
+CallPtr Parser::MakeOpCall(const OpInfo* info, const ScratchArgs& args, const Span& span) {
+  auto call = WithSpan(MakeNode<Call>(OpNodeOf(info), ExprsFrom(args.args), KwargsFrom(args.kwargs),
+                                      ExprAttrList{}, nullptr),
+                       span);
   call->type = DeduceCallType(*call);
   return call;
 }
@@ -1674,7 +1519,7 @@ void Parser::FailAtEndOfStmt() {
   if (t.kind == Tok::kComma)
     Fail(t, "a tuple without parentheses is not supported here; write (a, b)");
   if (t.kind == Tok::kString) FailUnsupported(t, "implicit concatenation of string literals");
-  Fail(t, fmt::format("expected end of line, got {}", Describe(t)));
+  FailExpecting("end of line");
 }
 
 // A name that is no variable: say what Python construct it starts, when it
@@ -1709,70 +1554,34 @@ void Parser::FailUndefinedName(const Token& t) {
 }
 
 namespace {
-std::optional<BinaryOp> CompareOp(Tok k) {
-  switch (k) {
-    case Tok::kLt:
-      return BinaryOp::kLt;
-    case Tok::kLe:
-      return BinaryOp::kLe;
-    case Tok::kEqEq:
-      return BinaryOp::kEq;
-    case Tok::kNe:
-      return BinaryOp::kNe;
-    case Tok::kGt:
-      return BinaryOp::kGt;
-    case Tok::kGe:
-      return BinaryOp::kGe;
-    default:
-      return std::nullopt;
-  }
-}
-}  // namespace
-
-namespace {
 // Binary operators by precedence, loosest first: 1 `or`, 2 `and`, (3 is `not`,
 // a prefix operator), 4 comparisons, 5 `+ -`, 6 `* / // %`. 0: not a binary operator.
-int BinaryPrec(const Token& t, BinaryOp* op) {
-  switch (t.kind) {
-    case Tok::kName:
-      if (Eq(t.text, "or")) {
-        *op = BinaryOp::kOr;
-        return 1;
-      }
-      if (Eq(t.text, "and")) {
-        *op = BinaryOp::kAnd;
-        return 2;
-      }
-      return 0;
-    case Tok::kLt:
-    case Tok::kLe:
-    case Tok::kEqEq:
-    case Tok::kNe:
-    case Tok::kGt:
-    case Tok::kGe:
-      *op = *CompareOp(t.kind);
-      return 4;
-    case Tok::kPlus:
-      *op = BinaryOp::kAdd;
-      return 5;
-    case Tok::kMinus:
-      *op = BinaryOp::kSub;
-      return 5;
-    case Tok::kStar:
-      *op = BinaryOp::kMul;
-      return 6;
-    case Tok::kSlash:
-      *op = BinaryOp::kDiv;
-      return 6;
-    case Tok::kSlashSlash:
-      *op = BinaryOp::kFloorDiv;
-      return 6;
-    case Tok::kPercent:
-      *op = BinaryOp::kFloorMod;
-      return 6;
-    default:
-      return 0;
-  }
+struct BinaryOpAt {
+  int prec = 0;
+  BinaryOp op{};
+};
+constexpr auto kBinaryOpOfTok = [] {
+  std::array<BinaryOpAt, static_cast<size_t>(Tok::kGe) + 1> t{};
+  auto set = [&](Tok k, int prec, BinaryOp op) { t[static_cast<size_t>(k)] = {prec, op}; };
+  set(Tok::kLt, 4, BinaryOp::kLt);
+  set(Tok::kLe, 4, BinaryOp::kLe);
+  set(Tok::kEqEq, 4, BinaryOp::kEq);
+  set(Tok::kNe, 4, BinaryOp::kNe);
+  set(Tok::kGt, 4, BinaryOp::kGt);
+  set(Tok::kGe, 4, BinaryOp::kGe);
+  set(Tok::kPlus, 5, BinaryOp::kAdd);
+  set(Tok::kMinus, 5, BinaryOp::kSub);
+  set(Tok::kStar, 6, BinaryOp::kMul);
+  set(Tok::kSlash, 6, BinaryOp::kDiv);
+  set(Tok::kSlashSlash, 6, BinaryOp::kFloorDiv);
+  set(Tok::kPercent, 6, BinaryOp::kFloorMod);
+  return t;
+}();
+BinaryOpAt BinaryOpOf(const Token& t) {
+  if (t.kind != Tok::kName) return kBinaryOpOfTok[static_cast<size_t>(t.kind)];
+  if (Eq(t.text, "or")) return {1, BinaryOp::kOr};
+  if (Eq(t.text, "and")) return {2, BinaryOp::kAnd};
+  return {};
 }
 }  // namespace
 
@@ -1791,8 +1600,7 @@ ExprPtr Parser::ParseBinary(int min_prec) {
     l = ParseUnary();
   }
   while (true) {
-    BinaryOp op;
-    const int prec = BinaryPrec(Peek(), &op);
+    const auto [prec, op] = BinaryOpOf(Peek());
     if (prec == 0 || prec < min_prec) return l;
     Token t = Next();
     const Token& after = Peek();
@@ -1809,7 +1617,7 @@ ExprPtr Parser::ParseBinary(int min_prec) {
     }
     ExprPtr r = ParseBinary(prec + 1);
     l = MakeBinary(op, std::move(l), std::move(r), t);
-    if (prec == 4 && CompareOp(Peek().kind))
+    if (prec == 4 && BinaryOpOf(Peek()).prec == 4)
       Fail(Peek(), "chained comparisons are not supported; combine them with 'and'");
   }
 }
@@ -1835,23 +1643,14 @@ ExprPtr Parser::ParseUnary() {
 }
 
 int64_t Parser::ParseIntToken(const Token& t, bool negative) {
-  uint64_t v = 0;
-  // Up to 18 digits cannot overflow: nearly every literal takes this loop.
-  if (t.text.size() <= 18) {
-    for (char c : t.text) v = v * 10 + static_cast<uint64_t>(c - '0');
-    return negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-  }
   const uint64_t limit = negative ? (uint64_t{1} << 63) : static_cast<uint64_t>(INT64_MAX);
-  for (char c : t.text) {
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (limit - d) / 10) {
-      Fail(t, fmt::format("integer literal {}{} does not fit in 64 bits (int64 range)",
-                          negative ? "-" : "", Echo(t.text)));
-    }
-    v = v * 10 + d;
+  uint64_t v = 0;
+  const auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+  if (r.ec != std::errc() || v > limit) {
+    Fail(t, fmt::format("integer literal {}{} does not fit in 64 bits (int64 range)",
+                        negative ? "-" : "", Echo(t.text)));
   }
-  if (negative) return v == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(v);
-  return static_cast<int64_t>(v);
+  return static_cast<int64_t>(negative ? 0 - v : v);
 }
 
 double Parser::ParseFloatToken(const Token& t) {
@@ -1866,30 +1665,21 @@ double Parser::ParseFloatToken(const Token& t) {
   return v;
 }
 
-std::string Parser::ParseStringLit(std::string_view what) {
-  if (!At(Tok::kString))
-    Fail(Peek(), fmt::format("expected a string ({}), got {}", what, Describe(Peek())));
-  return Lexer::DecodeString(Next().text);
+Token Parser::ExpectString(std::string_view what) {
+  if (!At(Tok::kString)) FailExpecting(fmt::format("a string ({})", what));
+  return Next();
 }
 
 namespace {
 // A string token's value without a copy when it holds no escapes (op and window
-// names nearly always); decoded into *storage otherwise. Mirrors DecodeString.
+// names nearly always); decoded into *storage otherwise.
 std::string_view StringValue(std::string_view raw, std::string* storage) {
-  size_t quote = (raw.size() >= 6 && raw[0] == raw[1] && raw[1] == raw[2]) ? 3 : 1;
-  if (raw.size() < 2 * quote) return {};
-  std::string_view body = raw.substr(quote, raw.size() - 2 * quote);
+  const std::string_view body = Lexer::StringBody(raw);
   if (body.find('\\') == std::string_view::npos) return body;
   *storage = Lexer::DecodeString(raw);
   return *storage;
 }
 }  // namespace
-
-std::string_view Parser::ParseStringView(std::string_view what, std::string* storage) {
-  if (!At(Tok::kString))
-    Fail(Peek(), fmt::format("expected a string ({}), got {}", what, Describe(Peek())));
-  return StringValue(Next().text, storage);
-}
 
 Path Parser::ParsePath() {
   Path p;
@@ -1900,9 +1690,7 @@ Path Parser::ParsePath() {
     Next();
     if (p.n == Path::kMax)
       Fail(Peek(), fmt::format("dotted name longer than {} parts", Path::kMax));
-    const Token& c = Peek();
-    if (c.kind != Tok::kName)
-      Fail(c, fmt::format("expected a name after '.', got {}", Describe(c)));
+    if (!At(Tok::kName)) FailExpecting("a name after '.'");
     p.parts[p.n++] = Next().text;
   }
   return p;
@@ -1910,11 +1698,7 @@ Path Parser::ParsePath() {
 
 size_t Parser::ParseExprsOntoScratch(Tok close) {
   const size_t base = expr_scratch_.size();
-  while (!At(close)) {
-    expr_scratch_.push_back(ParseExpr());
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(close);
+  ParseList(close, [&] { expr_scratch_.push_back(ParseExpr()); });
   return base;
 }
 
@@ -1966,7 +1750,7 @@ ExprPtr Parser::ParsePrimary() {
       if (At(Tok::kDot, 1) && At(Tok::kDot, 2)) FailUnsupported(t, "'...' (Ellipsis)");
       [[fallthrough]];
     default:
-      Fail(t, fmt::format("expected an expression, got {}", Describe(t)));
+      FailExpecting("an expression");
   }
   if (Eq(t.text, "True") || Eq(t.text, "False")) {
     Next();
@@ -1984,15 +1768,11 @@ ExprPtr Parser::ParsePrimary() {
       // A data type or enum member used as a value (`pl.cast(x, pl.INDEX)`): a
       // GlobalVar of the qualified name. Lower-case paths stay errors, so a
       // forgotten call is still reported.
-      bool has_upper = false;
-      for (int i = 1; i < p.n; ++i) {
-        has_upper =
-            has_upper || (!p.parts[i].empty() && p.parts[i][0] >= 'A' && p.parts[i][0] <= 'Z');
-      }
+      const bool has_upper = std::any_of(p.parts + 1, p.parts + p.n, [](std::string_view part) {
+        return !part.empty() && part[0] >= 'A' && part[0] <= 'Z';
+      });
       if (!has_upper) Fail(p.first, fmt::format("'{}' is not a value here", Echo(p.Join())));
-      auto gv = MakeNode<GlobalVar>(p.Join());
-      gv->set_span(SpanOf(p.first));
-      return gv;
+      return WithSpan(MakeNode<GlobalVar>(p.Join()), SpanOf(p.first));
     }
     return ParsePostfix(ParseDslCall(p));
   }
@@ -2020,15 +1800,10 @@ ExprPtr Parser::ParsePostfix(ExprPtr base) {
     Token lb = Next();
     DepthGuard g(this, lb);
     std::vector<ExprPtr> idx;
-    while (!At(Tok::kRBracket)) {
-      idx.push_back(ParseIndex());
-      if (!Accept(Tok::kComma)) break;
-    }
-    Expect(Tok::kRBracket);
+    ParseList(Tok::kRBracket, [&] { idx.push_back(ParseIndex()); });
     if (idx.empty()) Fail(lb, "empty subscript");
-    auto sub = MakeNode<Subscript>(std::move(base), std::move(idx), UnknownType::Get());
-    sub->set_span(SpanOf(lb));
-    base = sub;
+    base = WithSpan(MakeNode<Subscript>(std::move(base), std::move(idx), UnknownType::Get()),
+                    SpanOf(lb));
   }
   return base;
 }
@@ -2044,42 +1819,28 @@ ExprPtr Parser::ParseIndex() {
   ExprPtr step;
   if (Accept(Tok::kColon)) step = part_ends() ? nullptr : ParseExpr();
   if (At(Tok::kColon)) Fail(Peek(), "a slice has at most three parts (start:stop:step)");
-  auto sl = MakeNode<Slice>(std::move(start), std::move(stop), std::move(step));
-  sl->set_span(SpanOf(at));
-  return sl;
+  return WithSpan(MakeNode<Slice>(std::move(start), std::move(stop), std::move(step)), SpanOf(at));
 }
 
 Parser::ScratchArgs Parser::ParseCallArgsOntoScratch(bool kwargs_allowed,
                                                      std::vector<Token>* kwarg_tokens) {
   Expect(Tok::kLParen);
   const ScratchArgs at{expr_scratch_.size(), kwarg_scratch_.size()};
-  while (!At(Tok::kRParen)) {
-    if (At(Tok::kName) && At(Tok::kAssign, 1)) {
-      Token key = Next();
-      Next();
-      if (!kwargs_allowed) Fail(key, "keyword arguments are not allowed here");
-      for (size_t i = at.kwargs; i < kwarg_scratch_.size(); ++i) {
-        if (kwarg_scratch_[i].first == key.text)
-          Fail(key, fmt::format("keyword argument '{}' repeated", Echo(key.text)));
-      }
-      if (kwarg_tokens) kwarg_tokens->push_back(key);
-      std::string name(key.text);
-      AttrValue value = ParseAttrValue();
-      kwarg_scratch_.emplace_back(std::move(name), std::move(value));
-    } else {
-      if (kwarg_scratch_.size() > at.kwargs)
-        Fail(Peek(), "positional argument after keyword argument");
-      expr_scratch_.push_back(ParseExpr());
+  auto keyword = [&](const Token& key) {
+    if (!kwargs_allowed) Fail(key, "keyword arguments are not allowed here");
+    for (size_t i = at.kwargs; i < kwarg_scratch_.size(); ++i) {
+      if (kwarg_scratch_[i].first == key.text)
+        Fail(key, fmt::format("keyword argument '{}' repeated", Echo(key.text)));
     }
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(Tok::kRParen);
+    if (kwarg_tokens) kwarg_tokens->push_back(key);
+    kwarg_scratch_.emplace_back(std::string(key.text), ParseAttrValue());
+  };
+  ParseArgs(keyword, [&] { expr_scratch_.push_back(ParseExpr()); });
   return at;
 }
 
-void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs,
-                           std::vector<Token>* kwarg_tokens) {
-  const ScratchArgs at = ParseCallArgsOntoScratch(kwargs != nullptr, kwarg_tokens);
+void Parser::ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs) {
+  const ScratchArgs at = ParseCallArgsOntoScratch(kwargs != nullptr, nullptr);
   if (kwargs) *kwargs = TakeScratch(&kwarg_scratch_, at.kwargs);
   *args = TakeScratch(&expr_scratch_, at.args);
 }
@@ -2125,7 +1886,7 @@ std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(ParseVal
   Token open = Expect(Tok::kLBrace);
   DepthGuard g(this, open);
   std::vector<std::pair<std::string, Value>> out;
-  while (!At(Tok::kRBrace)) {
+  ParseList(Tok::kRBrace, [&] {
     Token kt = Peek();
     std::string key = ParseStringLit("a dictionary key");
     for (const auto& [k, v] : out) {
@@ -2133,9 +1894,7 @@ std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(ParseVal
     }
     Expect(Tok::kColon);
     out.emplace_back(std::move(key), parse_value());
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(Tok::kRBrace);
+  });
   return out;
 }
 
@@ -2166,25 +1925,17 @@ ExprPtr Parser::ParseDispatch() {
   Expect(Tok::kLParen);
   ExprPtr device;
   const size_t base = expr_scratch_.size();
-  while (!At(Tok::kRParen)) {
-    if (At(Tok::kName) && At(Tok::kAssign, 1)) {
-      Token key = Next();
-      Next();
-      if (!Eq(key.text, "device")) {
-        Fail(key,
-             fmt::format(
-                 "unexpected keyword argument '{}' in a call of '{}' (only device= is supported)",
-                 Echo(key.text), Echo(fname.text)));
-      }
-      if (device) Fail(key, "keyword argument 'device' repeated");
-      device = ParseExpr();
-    } else {
-      if (device) Fail(Peek(), "positional argument after keyword argument");
-      expr_scratch_.push_back(ParseExpr());
+  auto keyword = [&](const Token& key) {
+    if (!Eq(key.text, "device")) {
+      Fail(key,
+           fmt::format(
+               "unexpected keyword argument '{}' in a call of '{}' (only device= is supported)",
+               Echo(key.text), Echo(fname.text)));
     }
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(Tok::kRParen);
+    if (device) Fail(key, "keyword argument 'device' repeated");
+    device = ParseExpr();
+  };
+  ParseArgs(keyword, [&] { expr_scratch_.push_back(ParseExpr()); });
   const size_t arg_count = expr_scratch_.size() - base;
   if (arg_count != callee->param_count) {
     Fail(fname, fmt::format("'{}' takes {} argument{}, got {}", Echo(fname.text),
@@ -2206,8 +1957,7 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
     if (kwarg_scratch_[a.kwargs + i].first == "name") {
       Fail(keys[i],
            "an explicit name= is not allowed in pld.alloc_window_buffer: the alloc is named after "
-           "the "
-           "variable it is assigned to");
+           "the variable it is assigned to");
     }
   }
   if (!user_alloc_names_.insert(lhs).second) {
@@ -2215,7 +1965,7 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
                          Echo(lhs)));
   }
   kwarg_scratch_.emplace_back("name", std::string(lhs));
-  return MakeOpCall(AllocInfo(), ExprsFrom(a.args), KwargsFrom(a.kwargs), SpanOf(at));
+  return MakeOpCall(AllocInfo(), a, SpanOf(at));
 }
 
 ExprPtr Parser::ParseDslCall(const Path& p) {
@@ -2231,20 +1981,20 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   if (p.Is("pl", "const")) return ParseConst(at);
   if (p.Is("pl", "min") || p.Is("pl", "max")) {
     std::vector<ExprPtr> args;
-    ParseCallArgs(&args, nullptr, nullptr);
+    ParseCallArgs(&args, nullptr);
     if (args.size() != 2)
       Fail(at, fmt::format("{} takes 2 arguments, got {}", Echo(p.Join()), args.size()));
     return MakeBinary(Eq(p.parts[1], "min") ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1],
                       at);
   }
   if (p.Is("pl", "_dump", "call")) return ParseDumpCall(at);
-  if (p.Is("pl", "_dump", "window_ref")) return ParseWindowRefExpr(at);
+  if (p.Is("pl", "_dump", "window_ref")) return ParseWindowRefExpr();
   if (p.Is("pl", "_dump", "alloc_window_buffer")) {
     const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, nullptr);
     const std::span<const Kwarg> kwargs(kwarg_scratch_.data() + a.kwargs,
                                         kwarg_scratch_.size() - a.kwargs);
     if (!FindKwarg(kwargs, "name")) Fail(at, "pl._dump.alloc_window_buffer needs name=\"...\"");
-    return MakeOpCall(AllocInfo(), ExprsFrom(a.args), KwargsFrom(a.kwargs), sp);
+    return MakeOpCall(AllocInfo(), a, sp);
   }
   if (p.Is("pl", "dynamic")) {
     Fail(at,
@@ -2267,19 +2017,19 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   } else if (p.Is("pld", "world_size")) {
     name = ops::kWorldSize;
   } else {
-    p.JoinTo(&op_name_buf_);
+    op_name_buf_.clear();
+    fmt::format_to(std::back_inserter(op_name_buf_), "{}", p.Joined());
     name = op_name_buf_;
   }
   const OpInfo* info = OpRegistry::Get().Find(name);
   if (!info) {
     // An op the registry does not model: kept as written, result type unknown
     // (ParseAssign gives it the annotation's type).
-    auto call = MakeNode<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(a.args),
-                               KwargsFrom(a.kwargs), ExprAttrList{}, UnknownType::Get());
-    call->set_span(sp);
-    return call;
+    return WithSpan(MakeNode<Call>(OpRegistry::Get().GetOp(name), ExprsFrom(a.args),
+                                   KwargsFrom(a.kwargs), ExprAttrList{}, UnknownType::Get()),
+                    sp);
   }
-  return MakeOpCall(info, ExprsFrom(a.args), KwargsFrom(a.kwargs), sp);
+  return MakeOpCall(info, a, sp);
 }
 
 ExprPtr Parser::ParseConst(const Token& at) {
@@ -2321,7 +2071,7 @@ ExprPtr Parser::ParseConst(const Token& at) {
   Fail(v, "pl.const expects a number or True/False as its first argument");
 }
 
-ExprPtr Parser::ParseWindowRefExpr(const Token& at) {
+ExprPtr Parser::ParseWindowRefExpr() {
   Expect(Tok::kLParen);
   Token v = Peek();
   WindowBufferPtr wb;
@@ -2336,7 +2086,6 @@ ExprPtr Parser::ParseWindowRefExpr(const Token& at) {
     Fail(v, "window_ref expects a window name string or a declaration index");
   }
   Expect(Tok::kRParen);
-  (void)at;
   return wb;
 }
 
@@ -2344,7 +2093,7 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   Expect(Tok::kLParen);
   Token op_tok = Peek();
   std::string op_storage;
-  const std::string_view op = ParseStringView("the op name", &op_storage);
+  const std::string_view op = StringValue(ExpectString("the op name").text, &op_storage);
   Expect(Tok::kComma);
   Token lb = Expect(Tok::kLBracket, "(the argument list)");
   size_t args;  // on expr_scratch_ from here until the call is built
@@ -2371,11 +2120,9 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
   Expect(Tok::kRParen);
   Span sp = SpanOf(at);
   if (op.substr(0, 5) == "self.") {
-    auto gv = MakeNode<GlobalVar>(std::string(op.substr(5)));
-    gv->set_span(sp);
-    auto call = MakeNode<Call>(gv, ExprsFrom(args), std::move(kwargs), std::move(attrs), type);
-    call->set_span(sp);
-    return call;
+    auto gv = WithSpan(MakeNode<GlobalVar>(std::string(op.substr(5))), sp);
+    return WithSpan(MakeNode<Call>(gv, ExprsFrom(args), std::move(kwargs), std::move(attrs), type),
+                    sp);
   }
   if (op.empty()) Fail(op_tok, "empty op name");
   CallPtr call = MakeOpCallWithType(op, ExprsFrom(args), std::move(kwargs), type, sp);
@@ -2405,7 +2152,7 @@ DataType Parser::ExpectDType() {
     if (t.kind == Tok::kName && Eq(t.text, "pl") && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
       Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Echo(Peek(2).text)));
     }
-    Fail(t, fmt::format("expected a data type such as pl.FP32, got {}", Describe(t)));
+    FailExpecting("a data type such as pl.FP32");
   }
   return *dt;
 }
@@ -2414,11 +2161,9 @@ size_t Parser::ParseShapeOntoScratch() {
   Token open = Expect(Tok::kLBracket, "(a shape list such as [256])");
   DepthGuard g(this, open);
   const size_t base = expr_scratch_.size();
-  while (!At(Tok::kRBracket)) {
+  ParseList(Tok::kRBracket, [&] {
     expr_scratch_.push_back(AtInlineDynamicDim() ? ParseInlineDynamicDim() : ParseExpr());
-    if (!Accept(Tok::kComma)) break;
-  }
-  Expect(Tok::kRBracket);
+  });
   return base;
 }
 
@@ -2447,7 +2192,7 @@ TypePtr Parser::ParseType() {
   Token t = Peek();
   DepthGuard g(this, t);
   if (t.kind != Tok::kName || (!Eq(t.text, "pl") && !Eq(t.text, "pld"))) {
-    Fail(t, fmt::format("expected a type such as pl.Tensor[[256], pl.FP32], got {}", Describe(t)));
+    FailExpecting("a type such as pl.Tensor[[256], pl.FP32]");
   }
   if (auto dt = ParseDTypeName()) return ScalarTy(*dt);
   Path p = ParsePath();
@@ -2465,23 +2210,14 @@ TypePtr Parser::ParseType() {
     Expect(Tok::kRBracket);
     return ScalarTy(dt);
   }
-  if (p.Is("pl", "Tensor") || p.Is("pl", "Tile")) {
-    open();
-    const size_t shape = ParseShapeOntoScratch();
-    Expect(Tok::kComma);
-    DataType dt = ExpectDType();
-    Accept(Tok::kComma);
-    Expect(Tok::kRBracket);
-    if (Eq(p.parts[1], "Tile")) return MakeNode<TileType>(ExprsFrom(shape), dt);
-    return TensorTy(ExprsFrom(shape), dt);
-  }
-  if (p.Is("pld", "DistributedTensor")) {
+  const bool distributed = p.Is("pld", "DistributedTensor");
+  if (p.Is("pl", "Tensor") || p.Is("pl", "Tile") || distributed) {
     open();
     const size_t shape = ParseShapeOntoScratch();
     Expect(Tok::kComma);
     DataType dt = ExpectDType();
     WindowBufferPtr wb;
-    if (Accept(Tok::kComma) && !At(Tok::kRBracket)) {
+    if (Accept(Tok::kComma) && distributed && !At(Tok::kRBracket)) {
       if (At(Tok::kString)) {
         Next();  // the legacy "window_buffer=<name>" hint: accepted, means nothing
       } else {
@@ -2491,22 +2227,20 @@ TypePtr Parser::ParseType() {
                fmt::format("expected pl._dump.window_ref(...) as the third argument, got '{}'",
                            Echo(r.Join())));
         }
-        ExprPtr w = ParseWindowRefExpr(r.first);
+        ExprPtr w = ParseWindowRefExpr();
         wb = PtrCast<const WindowBuffer>(w);
       }
       Accept(Tok::kComma);
     }
     Expect(Tok::kRBracket);
-    return DistTensorTy(ExprsFrom(shape), dt, wb);
+    if (distributed) return DistTensorTy(ExprsFrom(shape), dt, wb);
+    if (Eq(p.parts[1], "Tile")) return MakeNode<TileType>(ExprsFrom(shape), dt);
+    return TensorTy(ExprsFrom(shape), dt);
   }
   if (p.Is("pl", "Tuple")) {
     open();
     std::vector<TypePtr> types;
-    while (!At(Tok::kRBracket)) {
-      types.push_back(ParseType());
-      if (!Accept(Tok::kComma)) break;
-    }
-    Expect(Tok::kRBracket);
+    ParseList(Tok::kRBracket, [&] { types.push_back(ParseType()); });
     return MakeNode<TupleType>(std::move(types));
   }
   if (p.Is("pl", "Out") || p.Is("pl", "InOut")) {
