@@ -102,8 +102,8 @@ inline void Release(void* p, size_t bytes) noexcept {
 
 // Faults in the whole pages of [begin, begin + bytes) now, in one call, for memory
 // about to be written front to back: a fresh mapping costs a trap per 4 KiB page
-// otherwise. The arena does this for its chunks once a process has mapped 32 MiB of
-// them, the printer for its output buffer. A hint: what the memory holds stays; a
+// otherwise. The arena does this for its chunks from a process's second chunk on,
+// the printer for its output buffer. A hint: what the memory holds stays; a
 // no-op under ASan and on kernels before 5.14.
 void PopulateForWrite(void* begin, size_t bytes) noexcept;
 
