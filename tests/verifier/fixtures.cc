@@ -145,7 +145,7 @@ void HostBuilder::ReturnAllReduce(int k, const VarPtr& data) {
     return;
   }
   VarPtr sig = SynthesizedSignal(k);
-  VarPtr result = Let(fmt::format("__allreduce_result_{}", k), AllReduce(data, sig));
+  VarPtr result = Let(fmt::format("__allreduce_result_{}", k + 1), AllReduce(data, sig));
   Return({result});
 }
 

@@ -46,7 +46,8 @@ class HostBuilder {
   ir::VarPtr SynthesizedSignal(int k, int64_t core_num = 1);
   ir::CallPtr AllReduce(const ir::VarPtr& data, const ir::VarPtr& signal);
   // `return pld.tensor.allreduce(data)` in input form; in output form the signal
-  // triple, `__allreduce_result_K = allreduce(data, sig)` and `return` of it.
+  // triple numbered K, `__allreduce_result_<K+1> = allreduce(data, sig)` (the result
+  // takes the number after its signal's, docs/pass.md "Numbering") and `return` of it.
   void ReturnAllReduce(int k, const ir::VarPtr& data);
 
   ir::Span NextSpan();
