@@ -25,6 +25,7 @@ namespace cds::fuzz {
 // spellings of cds-gen.
 #define CDS_GEN_FEATURES(X)                                                        \
   X(MultiHost, "multi_host")               /* 2-4 host orchestrators */            \
+  X(HostByType, "host_by_type")            /* type=Orchestration, level=HOST */    \
   X(ChipByType, "chip_by_type")            /* type=Orchestration */                \
   X(ChipByLevelRole, "chip_by_level_role") /* level=CHIP, role=Orchestrator */     \
   X(GraphFunc, "graph")                    /* Graph function, also dispatched */   \
