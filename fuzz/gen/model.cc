@@ -1530,7 +1530,8 @@ class Generator {
       f.role = FuncRole::kHostOrch;
       // Drawn even when host_by_type is off, so switching it off changes only the spelling.
       const bool by_type = c_.Chance(1, 4);
-      f.decl = by_type && On(Feature::kHostByType) ? DeclForm::kHostTypeLevel : DeclForm::kHostLevelRole;
+      f.decl =
+          by_type && On(Feature::kHostByType) ? DeclForm::kHostTypeLevel : DeclForm::kHostLevelRole;
       fns.push_back(std::move(f));
     }
     for (int i = 0; i < n_chip; ++i) {
