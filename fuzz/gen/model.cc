@@ -125,6 +125,7 @@ FeatureSet ProgramModel::UsedFeatures() const {
   auto set = [&u](Feature f) { u.set(static_cast<size_t>(f)); };
   if (HostFunctions().size() >= 2) set(Feature::kMultiHost);
   for (const FunctionModel& f : functions) {
+    if (f.decl == DeclForm::kHostTypeLevel) set(Feature::kHostByType);
     if (f.decl == DeclForm::kChipType) set(Feature::kChipByType);
     if (f.decl == DeclForm::kChipLevelRole) set(Feature::kChipByLevelRole);
     if (f.role == FuncRole::kGraph) set(Feature::kGraphFunc);
@@ -1344,6 +1345,11 @@ class Generator {
     for (size_t i = 0; i < kNumFeatures; ++i) {
       if (!opt_.features.test(i)) continue;
       const Feature f = static_cast<Feature>(i);
+      // The host spelling is drawn per host; a draw here would shift every program's stream.
+      if (f == Feature::kHostByType) {
+        m_.enabled.set(i);
+        continue;
+      }
       // Features with several sub-forms or that gate others are drawn more often.
       const int num = f == Feature::kDeviceConst || f == Feature::kDeviceOutsideLoop ? 3 : 2;
       if (!opt_.swarm || c_.Chance(num, 4)) m_.enabled.set(i);
@@ -1522,7 +1528,10 @@ class Generator {
       FunctionModel f;
       f.name = take(host_names);
       f.role = FuncRole::kHostOrch;
-      f.decl = c_.Chance(1, 4) ? DeclForm::kHostTypeLevel : DeclForm::kHostLevelRole;
+      // Drawn even when host_by_type is off, so switching it off changes only the spelling.
+      const bool by_type = c_.Chance(1, 4);
+      f.decl =
+          by_type && On(Feature::kHostByType) ? DeclForm::kHostTypeLevel : DeclForm::kHostLevelRole;
       fns.push_back(std::move(f));
     }
     for (int i = 0; i < n_chip; ++i) {

@@ -25,6 +25,7 @@ namespace cds::fuzz {
 // spellings of cds-gen.
 #define CDS_GEN_FEATURES(X)                                                        \
   X(MultiHost, "multi_host")               /* 2-4 host orchestrators */            \
+  X(HostByType, "host_by_type")            /* type=Orchestration, level=HOST */    \
   X(ChipByType, "chip_by_type")            /* type=Orchestration */                \
   X(ChipByLevelRole, "chip_by_level_role") /* level=CHIP, role=Orchestrator */     \
   X(GraphFunc, "graph")                    /* Graph function, also dispatched */   \
@@ -38,12 +39,12 @@ namespace cds::fuzz {
   X(Rebind, "rebind")                      /* a view name bound twice */           \
   X(DeviceConst, "device_const")           /* device=2 */                          \
   X(DeviceOutsideLoop, "dispatch_outside_loop")                                    \
-  X(DeviceUnplaced, "dispatch_unplaced")   /* self.f(x): no device= */             \
-  X(LoopWorldSize, "loop_world_size") /* pl.range(pld.world_size()) */             \
-  X(LoopRange, "loop_range")          /* pl.range(N) */                            \
-  X(LoopStartStop, "loop_start_stop") /* pl.range(a, b) and (a, b, 1) */           \
-  X(LoopBoundTemp, "loop_bound_temp") /* n = ...; pl.range(n) */                   \
-  X(LoopEmpty, "loop_empty")          /* pl.range(0) beside real coverage */       \
+  X(DeviceUnplaced, "dispatch_unplaced") /* self.f(x): no device= */               \
+  X(LoopWorldSize, "loop_world_size")    /* pl.range(pld.world_size()) */          \
+  X(LoopRange, "loop_range")             /* pl.range(N) */                         \
+  X(LoopStartStop, "loop_start_stop")    /* pl.range(a, b) and (a, b, 1) */        \
+  X(LoopBoundTemp, "loop_bound_temp")    /* n = ...; pl.range(n) */                \
+  X(LoopEmpty, "loop_empty")             /* pl.range(0) beside real coverage */    \
   X(NestedLoop, "nested_loop")                                                     \
   X(WhileLoop, "while")                                                            \
   X(IfElse, "if_else")                                                             \

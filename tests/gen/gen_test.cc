@@ -1,6 +1,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -335,6 +337,28 @@ TEST(GenValid, FeatureRestrictionIsHonoured) {
       EXPECT_TRUE(l.form == LoopForm::kWorldSize || l.form == LoopForm::kWorldSizeExplicit);
     }
   }
+}
+
+// Campaigns against PyPTO switch host_by_type off (PyPTO's parser takes type=Orchestration as
+// chip level): every host is then spelled with its role, and nothing else in the program moves.
+TEST(GenValid, HostByTypeOffChangesOnlyTheHostSpelling) {
+  constexpr std::string_view kByType = "type=pl.FunctionType.Orchestration, level=pl.Level.HOST";
+  constexpr std::string_view kByRole = "level=pl.Level.HOST, role=pl.Role.Orchestrator";
+  GenOptions off = Sized(24);
+  off.features.reset(static_cast<size_t>(Feature::kHostByType));
+  int respelled_hosts = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const GeneratedProgram with = Generate(seed, Sized(24));
+    const GeneratedProgram without = Generate(seed, off);
+    std::string respelled = with.text;
+    for (size_t at; (at = respelled.find(kByType)) != std::string::npos; ++respelled_hosts) {
+      respelled.replace(at, kByType.size(), kByRole);
+    }
+    EXPECT_EQ(without.text, respelled) << "seed " << seed;
+    EXPECT_FALSE(without.model.UsedFeatures().test(static_cast<size_t>(Feature::kHostByType)));
+    EXPECT_TRUE(ConsistencyProblems(without).empty()) << Describe(without);
+  }
+  EXPECT_GT(respelled_hosts, 0);
 }
 
 RC_GTEST_PROP(GenProp, ValidProgramsAreConsistentAndWellFormed, ()) {

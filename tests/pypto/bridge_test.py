@@ -138,6 +138,13 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual(symptoms(ok, Outcome("ok", scopes=[scope])), [])
         self.assertEqual(symptoms(ok, Outcome("ok", scopes=[scope.replace("[0]", "all")])),
                          ["scopes: devices subset expected, all found"])  # fmt: skip
+        two = [scope, scope.replace("comm_d0", "comm_d1")]
+        three = two + [scope.replace("comm_d0", "comm_d2")]
+        self.assertEqual(symptoms(Outcome("ok", scopes=three), Outcome("ok", scopes=[scope])),
+                         ["scopes: fewer scopes than expected"])  # fmt: skip
+        self.assertEqual(symptoms(Outcome("ok", scopes=two), Outcome("ok", scopes=[scope])),
+                         ["scopes: fewer scopes than expected"])  # fmt: skip
+        self.assertEqual(symptoms(ok, Outcome("ok", scopes=two)), ["scopes: more scopes than expected"])
         err = Outcome("error", 7, "alloc 'buf7' has no dispatch coverage")
         self.assertEqual(symptoms(err, Outcome("ok")), ["pypto accepts: alloc '_' has no dispatch coverage"])
         self.assertEqual(symptoms(err, Outcome("error", 7, "x")), [])

@@ -39,11 +39,12 @@ CHUNK = 25
 # (incore), 1-D operands and one window as both input and target (allgather,
 # all_to_all, all_to_all_v, and the kernels of kernel_collective), a name rebound
 # to a view of another shape (rebind), a bare pl.yield_ in a loop with init_values
-# (iter_args), pl.touch, which carries the tuple values (tuple_value), and pl.tensor.create's layout= kwarg that PyPTO adds and the
-# harness's registry refuses (noise_tensor).
+# (iter_args), pl.touch, which carries the tuple values (tuple_value), pl.tensor.create's layout= kwarg that PyPTO adds and the
+# harness's registry refuses (noise_tensor), and a host declared type=Orchestration, level=HOST, which PyPTO's
+# parser refuses because it takes that type as chip level (host_by_type).
 PYPTO_REFUSED_FEATURES = (
     "whole_program unpack subscript incore allgather all_to_all all_to_all_v kernel_collective rebind iter_args"
-    " tuple_value noise_tensor"
+    " tuple_value noise_tensor host_by_type"
 ).split()
 
 

@@ -238,7 +238,8 @@ def _scope_fields(line):
 def scope_difference(expected, actual):
     """A masked description of the first way two scope lists differ."""
     if len(expected) != len(actual):
-        return f"{len(expected)} scope(s) expected, {len(actual)} found"
+        # The direction only: the counts depend on the program, not on the fault.
+        return f"{'fewer' if len(actual) < len(expected) else 'more'} scopes than expected"
     for e, a in zip(expected, actual):
         ef, af = _scope_fields(e), _scope_fields(a)
         if ef[0] != af[0]:
