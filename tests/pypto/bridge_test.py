@@ -17,6 +17,7 @@ BRIDGE = os.path.join(BRIDGE_DIR, "cds-pypto")
 NO_PYPTO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "no_pypto")
 sys.path.insert(0, BRIDGE_DIR)
 
+from cds_pypto.campaign import campaign_kinds  # noqa: E402
 from cds_pypto.outcome import Finding, Outcome, symptoms  # noqa: E402
 from cds_pypto.scopes import ScopeError, scope_lines  # noqa: E402
 from cds_pypto.source import PreparedSource, SourceError  # noqa: E402
@@ -156,6 +157,12 @@ class OutcomeTest(unittest.TestCase):
         warning = Finding("CDS-V006", "call-type", "window call 'w'", 5, "warning")
         got = Outcome("ok", scopes=[scope], findings=[finding, warning, finding])
         self.assertEqual(symptoms(ok, got), ["verifier CDS-V001 view-window: view '_' of '_' lacks it"])
+
+
+class CampaignTest(unittest.TestCase):
+    def test_kinds_that_break_only_a_reference_limit_are_left_out(self):
+        kinds = ["dead_alloc", "device_range_too_large", "device_step"]
+        self.assertEqual(campaign_kinds(kinds), ["dead_alloc", "device_step"])
 
 
 def run_bridge(*args, pypto_absent=True):
