@@ -138,8 +138,7 @@ std::optional<int64_t> NumberAfter(std::string_view name, std::string_view prefi
 
 class Numbering {
  public:
-  Numbering(NameSet reserved, const Function& host, DiagnosticSink& sink)
-      : reserved_(std::move(reserved)), host_(&host), sink_(sink) {}
+  Numbering(const Program& input, DiagnosticSink& sink) : input_(input), sink_(sink) {}
 
   void SetHost(const Function& host) { host_ = &host; }
 
@@ -170,7 +169,11 @@ class Numbering {
   }
 
  private:
-  bool Reserved(const std::string& name) const { return reserved_.contains(name); }
+  // Read from the input at the first number to check: most programs have none.
+  bool Reserved(const std::string& name) {
+    if (!reserved_) reserved_ = ReservedNames(input_);
+    return reserved_->contains(name);
+  }
 
   bool Check(std::string_view what, std::optional<int64_t> got, const std::string& name,
              int64_t want, const Call& c) {
@@ -188,8 +191,9 @@ class Numbering {
     return false;
   }
 
-  NameSet reserved_;
-  const Function* host_;
+  const Program& input_;
+  std::optional<NameSet> reserved_;
+  const Function* host_ = nullptr;
   DiagnosticSink& sink_;
   int64_t counter_ = 0;
 };
@@ -197,7 +201,7 @@ class Numbering {
 }  // namespace
 
 void CheckSignalNumbering(const Program& before, const Program& after, DiagnosticSink& sink) {
-  std::optional<Numbering> numbering;
+  Numbering numbering(before, sink);
   for (const auto& out_fn : after.functions) {
     if (!out_fn || !IsHostOrchestrator(*out_fn)) continue;
     const Function* in_fn = nullptr;
@@ -208,11 +212,10 @@ void CheckSignalNumbering(const Program& before, const Program& after, Diagnosti
     const std::vector<Site> in = SitesOf(*in_fn);
     const std::vector<Site> out = SitesOf(*out_fn);
     if (in.size() != out.size()) continue;
-    if (!numbering) numbering.emplace(ReservedNames(before), *out_fn, sink);
-    numbering->SetHost(*out_fn);
+    numbering.SetHost(*out_fn);
     for (size_t i = 0; i < in.size(); ++i) {
-      if (in[i].call->args.size() == 1 && !numbering->Signal(out[i])) return;
-      if (in[i].returned && !numbering->Result(out[i])) return;
+      if (in[i].call->args.size() == 1 && !numbering.Signal(out[i])) return;
+      if (in[i].returned && !numbering.Result(out[i])) return;
     }
   }
 }
