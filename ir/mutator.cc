@@ -44,20 +44,9 @@ NodePtr IRMutator::MutateWindowBuffer(const NodeRef<const WindowBuffer>& n) {
   NodePtr IRMutator::Mutate##N(const NodeRef<const N>& n) { return MutateChildren(n); }
 CDS_TYPE_NODES(CDS_MUTATE_DEFAULT)
 CDS_STMT_NODES(CDS_MUTATE_DEFAULT)
+CDS_VALUE_NODES(CDS_MUTATE_DEFAULT)
 CDS_MUTATE_DEFAULT(Function)
 CDS_MUTATE_DEFAULT(Program)
-CDS_MUTATE_DEFAULT(GlobalVar)
-CDS_MUTATE_DEFAULT(ConstInt)
-CDS_MUTATE_DEFAULT(ConstFloat)
-CDS_MUTATE_DEFAULT(ConstBool)
-CDS_MUTATE_DEFAULT(ConstString)
-CDS_MUTATE_DEFAULT(BinaryExpr)
-CDS_MUTATE_DEFAULT(UnaryExpr)
-CDS_MUTATE_DEFAULT(MakeTuple)
-CDS_MUTATE_DEFAULT(TupleGetItem)
-CDS_MUTATE_DEFAULT(Slice)
-CDS_MUTATE_DEFAULT(Subscript)
-CDS_MUTATE_DEFAULT(Call)
 #undef CDS_MUTATE_DEFAULT
 
 namespace {
