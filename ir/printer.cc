@@ -658,13 +658,22 @@ class Printer {
 
   // ---- types
 
-  // `PREFIX[SHAPE], pl.DTYPE`, the common part of the shaped types.
-  void PrintShapeAndDtype(std::string_view prefix, std::span<const ExprPtr> shape, DataType dtype) {
+  // `PREFIX[[SHAPE], pl.DTYPE]`, with the window of a view before the `]`.
+  template <typename T>
+  void PrintShapedType(std::string_view prefix, const T& t) {
     out_ += prefix;
-    out_ += '[';
-    PrintArgs(shape);
+    out_ += "[[";
+    PrintArgs(t.shape);
     out_ += "], pl.";
-    out_ += DataTypeName(dtype);
+    out_ += DataTypeName(t.dtype);
+    if constexpr (std::is_same_v<T, DistributedTensorType>) {
+      if (t.window_buffer) {
+        out_ += ", pl._dump.window_ref(";
+        WindowRefTo(t.window_buffer.get());
+        out_ += ')';
+      }
+    }
+    out_ += ']';
   }
 
   void PrintType(const TypePtr& t) {
@@ -673,7 +682,7 @@ class Printer {
       explicit InType(int* d) : depth(d) { ++*depth; }
       ~InType() { --*depth; }
     } in_type(&in_type_);
-    if (!t) {
+    if (!t || t->kind() == NodeKind::kUnknownType) {
       out_ += "pl._dump.Unknown";
       return;
     }
@@ -686,32 +695,15 @@ class Printer {
       case NodeKind::kPtrType:
         out_ += "pl.Ptr";
         return;
-      case NodeKind::kUnknownType:
-        out_ += "pl._dump.Unknown";
+      case NodeKind::kTensorType:
+        PrintShapedType("pl.Tensor", static_cast<const TensorType&>(*t));
         return;
-      case NodeKind::kTensorType: {
-        const auto& x = static_cast<const TensorType&>(*t);
-        PrintShapeAndDtype("pl.Tensor[", x.shape, x.dtype);
-        out_ += ']';
+      case NodeKind::kTileType:
+        PrintShapedType("pl.Tile", static_cast<const TileType&>(*t));
         return;
-      }
-      case NodeKind::kTileType: {
-        const auto& x = static_cast<const TileType&>(*t);
-        PrintShapeAndDtype("pl.Tile[", x.shape, x.dtype);
-        out_ += ']';
+      case NodeKind::kDistributedTensorType:
+        PrintShapedType("pld.DistributedTensor", static_cast<const DistributedTensorType&>(*t));
         return;
-      }
-      case NodeKind::kDistributedTensorType: {
-        const auto& x = static_cast<const DistributedTensorType&>(*t);
-        PrintShapeAndDtype("pld.DistributedTensor[", x.shape, x.dtype);
-        if (x.window_buffer) {
-          out_ += ", pl._dump.window_ref(";
-          WindowRefTo(x.window_buffer.get());
-          out_ += ')';
-        }
-        out_ += ']';
-        return;
-      }
       case NodeKind::kTupleType: {
         const auto& x = static_cast<const TupleType&>(*t);
         out_ += "pl.Tuple[";
@@ -924,23 +916,20 @@ class Printer {
   // An IR expression in a keyword position: literals must not read back as
   // attribute literals, so constants keep their pl.const form there.
   void PrintExprValue(const ExprPtr& e) {
-    if (e && e->kind() == NodeKind::kConstInt) {
+    const NodeKind kind = e ? e->kind() : NodeKind::kVar;
+    if (kind == NodeKind::kConstInt) {
       const auto& c = static_cast<const ConstInt&>(*e);
       ConstTo(c.value, c.dtype);
-      return;
-    }
-    if (e && e->kind() == NodeKind::kConstFloat &&
-        std::isfinite(static_cast<const ConstFloat&>(*e).value)) {
+    } else if (kind == NodeKind::kConstFloat &&
+               std::isfinite(static_cast<const ConstFloat&>(*e).value)) {
       const auto& c = static_cast<const ConstFloat&>(*e);
       ConstTo(c.value, c.dtype);
-      return;
+    } else if (kind == NodeKind::kConstBool) {
+      out_ += static_cast<const ConstBool&>(*e).value ? "pl.const(True, pl.BOOL)"
+                                                      : "pl.const(False, pl.BOOL)";
+    } else {
+      PrintExpr(e);
     }
-    if (e && e->kind() == NodeKind::kConstBool) {
-      out_ += fmt::format("pl.const({}, pl.BOOL)",
-                          static_cast<const ConstBool&>(*e).value ? "True" : "False");
-      return;
-    }
-    PrintExpr(e);
   }
 
   // The first `count` keyword arguments (all by default).
