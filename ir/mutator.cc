@@ -65,20 +65,14 @@ class Substituter final : public IRMutator {
 };
 }  // namespace
 
-StmtPtr Substitute(const StmtPtr& stmt, const VarMap& var_map) {
-  if (var_map.empty()) return stmt;
-  Substituter s(var_map);
-  return s.MutateStmt(stmt);
+template <typename T>
+NodeRef<const T> SubstituteIn(const NodeRef<const T>& node, const VarMap& var_map) {
+  if (var_map.empty()) return node;
+  return Substituter(var_map).MutateAs(node);
 }
-ExprPtr Substitute(const ExprPtr& expr, const VarMap& var_map) {
-  if (var_map.empty()) return expr;
-  Substituter s(var_map);
-  return s.MutateExpr(expr);
-}
-TypePtr Substitute(const TypePtr& type, const VarMap& var_map) {
-  if (var_map.empty()) return type;
-  Substituter s(var_map);
-  return s.MutateType(type);
-}
+
+StmtPtr Substitute(const StmtPtr& stmt, const VarMap& m) { return SubstituteIn(stmt, m); }
+ExprPtr Substitute(const ExprPtr& expr, const VarMap& m) { return SubstituteIn(expr, m); }
+TypePtr Substitute(const TypePtr& type, const VarMap& m) { return SubstituteIn(type, m); }
 
 }  // namespace cds::ir

@@ -119,13 +119,6 @@ class Node {
   ~Node() = default;
   // A copy is a new node: its count starts at zero.
   Node(const Node& o) : line_(o.line_), column_(o.column_), kind_(o.kind_), file_(o.file_) {}
-  Node& operator=(const Node& o) {
-    line_ = o.line_;
-    column_ = o.column_;
-    kind_ = o.kind_;
-    file_ = o.file_;
-    return *this;
-  }
 
  private:
   friend struct NodeAccess;
