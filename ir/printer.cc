@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -1125,22 +1126,17 @@ class Printer {
     TypePtr want;
   };
   const Callee& LookUpCallee(const std::string& name) {
-    if (callee_valid_ && callee_.name == name) return callee_;
-    callee_valid_ = true;
-    callee_.name = name;
-    callee_.fn = nullptr;
-    callee_.want = nullptr;
-    if (program_) {
-      // The program outlives the printer.
-      callee_.fn = program_->FindFunction(name).get();
+    if (callee_ && callee_->name == name) return *callee_;
+    // The program outlives the printer.
+    const Function* fn = program_ ? program_->FindFunction(name).get() : nullptr;
+    TypePtr want;
+    if (fn) {
+      want = fn->return_types.empty()       ? TypePtr(UnknownType::Get())
+             : fn->return_types.size() == 1 ? fn->return_types[0]
+                                            : TypePtr(ir::MakeNode<TupleType>(fn->return_types));
     }
-    if (const Function* fn = callee_.fn) {
-      callee_.want = fn->return_types.empty() ? TypePtr(UnknownType::Get())
-                     : fn->return_types.size() == 1
-                         ? fn->return_types[0]
-                         : TypePtr(ir::MakeNode<TupleType>(fn->return_types));
-    }
-    return callee_;
+    callee_ = Callee{name, fn, std::move(want)};
+    return *callee_;
   }
 
  private:
@@ -1159,8 +1155,7 @@ class Printer {
   std::vector<WindowEntry> windows_;  // in order of first use = declaration order
   UsedNames used_window_names_;
   std::deque<std::string> made_names_;  // names that are not a Var's own hint
-  Callee callee_;
-  bool callee_valid_ = false;
+  std::optional<Callee> callee_;
   // Alloc names printed in the sugar form, program-wide. Views into the alloc
   // calls' name= strings: the program outlives the printer.
   absl::flat_hash_set<std::string_view> sugar_allocs_;
