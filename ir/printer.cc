@@ -65,30 +65,17 @@ std::string Sanitize(std::string_view hint) {
 }
 
 void QuoteTo(std::string& out, std::string_view s) {
+  // The characters with a one-letter escape, and those letters.
+  static constexpr std::string_view kEscaped = "\"\\\n\t\r", kLetters = "\"\\ntr";
   out += '"';
   for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
+    if (const size_t k = kEscaped.find(c); k != std::string_view::npos) {
+      out += '\\';
+      out += kLetters[k];
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
     }
   }
   out += '"';
