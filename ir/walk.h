@@ -65,13 +65,10 @@ struct Children {
 
   // The expressions a definition node reads: its own usual expression fields.
   void DefinitionReads(const Expr& def) {
-    DispatchNode(def, [&](const auto& node) { Fields(node); });
-  }
-
-  template <typename T>
-  void Fields(const T& node) {
-    ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
-      if (role == FieldRole::kUsual) Value(value, role);
+    DispatchNode(def, [&](const auto& node) {
+      ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
+        if (role == FieldRole::kUsual) Value(value, role);
+      });
     });
   }
 };
