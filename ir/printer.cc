@@ -65,17 +65,30 @@ std::string Sanitize(std::string_view hint) {
 }
 
 void QuoteTo(std::string& out, std::string_view s) {
-  // The characters with a one-letter escape, and those letters.
-  static constexpr std::string_view kEscaped = "\"\\\n\t\r", kLetters = "\"\\ntr";
   out += '"';
   for (char c : s) {
-    if (const size_t k = kEscaped.find(c); k != std::string_view::npos) {
-      out += '\\';
-      out += kLetters[k];
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
     }
   }
   out += '"';
@@ -459,11 +472,8 @@ class Printer {
       case NodeKind::kReturnStmt: {
         const auto& r = static_cast<const ReturnStmt&>(*s);
         Indent(level);
-        out_ += "return";
-        for (size_t i = 0; i < r.values.size(); ++i) {
-          out_ += i ? ", " : " ";
-          PrintExpr(r.values[i]);
-        }
+        out_ += r.values.empty() ? "return" : "return ";
+        PrintArgs(r.values);
         out_ += '\n';
         return;
       }
@@ -922,15 +932,13 @@ class Printer {
 
   // The first `count` keyword arguments (all by default).
   void PrintKwargs(std::span<const Kwarg> kwargs, bool first, size_t count = SIZE_MAX) {
-    count = std::min(count, kwargs.size());
-    for (size_t i = 0; i < count; ++i) {
-      const auto& [k, v] = kwargs[i];
-      if (!first) out_ += ", ";
-      first = false;
-      out_ += k;
+    kwargs = kwargs.first(std::min(count, kwargs.size()));
+    if (!first && !kwargs.empty()) out_ += ", ";
+    Join(kwargs, [&](const Kwarg& kv) {
+      out_ += kv.first;
       out_ += '=';
-      PrintAttrValue(v);
-    }
+      PrintAttrValue(kv.second);
+    });
   }
 
   // `{"KEY": VALUE, ...}`
