@@ -437,13 +437,14 @@ class Printer {
 
   void PrintStmt(const StmtPtr& s, int level) {
     if (!s) return;
+    if (s->kind() == NodeKind::kSeqStmts) {
+      PrintBodyStmts(s, level);
+      return;
+    }
+    Indent(level);
     switch (s->kind()) {
-      case NodeKind::kSeqStmts:
-        PrintBodyStmts(s, level);
-        return;
       case NodeKind::kAssignStmt: {
         const auto& a = static_cast<const AssignStmt&>(*s);
-        Indent(level);
         const std::string_view name = NameOf(a.var.get());
         out_ += name;
         const bool var_known = a.var->type && a.var->type->kind() != NodeKind::kUnknownType;
@@ -465,13 +466,11 @@ class Printer {
         return;
       }
       case NodeKind::kEvalStmt:
-        Indent(level);
         PrintExpr(static_cast<const EvalStmt&>(*s).expr);
         out_ += '\n';
         return;
       case NodeKind::kReturnStmt: {
         const auto& r = static_cast<const ReturnStmt&>(*s);
-        Indent(level);
         out_ += r.values.empty() ? "return" : "return ";
         PrintArgs(r.values);
         out_ += '\n';
@@ -479,7 +478,6 @@ class Printer {
       }
       case NodeKind::kForStmt: {
         const auto& f = static_cast<const ForStmt&>(*s);
-        Indent(level);
         out_ += "for ";
         out_ += NameOf(f.loop_var.get());
         if (!f.iter_args.empty()) {
@@ -518,7 +516,6 @@ class Printer {
       }
       case NodeKind::kYieldStmt: {
         const auto& y = static_cast<const YieldStmt&>(*s);
-        Indent(level);
         const ForStmt* owner = yield_owner_;
         if (owner && !owner->return_vars.empty()) {
           PrintNames(owner->return_vars);
@@ -538,7 +535,6 @@ class Printer {
       }
       case NodeKind::kUnpackAssignStmt: {
         const auto& u = static_cast<const UnpackAssignStmt&>(*s);
-        Indent(level);
         PrintNames(u.vars);
         if (u.vars.size() == 1) out_ += ',';
         out_ += " = ";
@@ -548,7 +544,6 @@ class Printer {
       }
       case NodeKind::kSubscriptAssignStmt: {
         const auto& a = static_cast<const SubscriptAssignStmt&>(*s);
-        Indent(level);
         PrintExpr(a.target);
         out_ += " = ";
         PrintExpr(a.value);
@@ -557,7 +552,6 @@ class Printer {
       }
       case NodeKind::kScopeStmt: {
         const auto& sc = static_cast<const ScopeStmt&>(*s);
-        Indent(level);
         out_ += "with ";
         out_ += sc.kind_name;
         out_ += '(';
@@ -577,7 +571,6 @@ class Printer {
       }
       case NodeKind::kWhileStmt: {
         const auto& w = static_cast<const WhileStmt&>(*s);
-        Indent(level);
         out_ += "while ";
         PrintExpr(w.cond);
         out_ += ":\n";
@@ -586,7 +579,6 @@ class Printer {
       }
       case NodeKind::kIfStmt: {
         const auto* i = static_cast<const IfStmt*>(s.get());
-        Indent(level);
         out_ += "if ";
         while (true) {
           PrintExpr(i->cond);
@@ -614,7 +606,6 @@ class Printer {
       }
       case NodeKind::kCommDomainScopeStmt: {
         const auto& c = static_cast<const CommDomainScopeStmt&>(*s);
-        Indent(level);
         out_ += "with pl._dump.comm_domain(name=";
         QuoteTo(out_, c.name_hint);
         out_ += ", devices=";
@@ -642,7 +633,6 @@ class Printer {
       default:
         // A statement the printer does not know: make the text fail to parse rather
         // than silently drop the statement.
-        Indent(level);
         out_ += fmt::format("pl._dump.unsupported(\"{}\")\n", NodeKindName(s->kind()));
         return;
     }
@@ -1013,9 +1003,8 @@ class Printer {
     static constexpr std::string_view kSpecial[] = {
         "pl.const",  "pl.min",     "pl.max",         "pl.dynamic",
         "pl.yield_", "pld.window", "pld.world_size", "pld.alloc_window_buffer"};
-    for (auto sp : kSpecial) {
-      if (name == sp) return false;
-    }
+    if (std::find(std::begin(kSpecial), std::end(kSpecial), name) != std::end(kSpecial))
+      return false;
     if (name.substr(0, 8) == "pl._dump") return false;
     if (name.size() > 9 && name.substr(name.size() - 9) == ".get_byte") return false;
     return true;
