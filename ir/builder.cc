@@ -7,11 +7,9 @@
 namespace cds::ir {
 
 namespace {
-// Spans arrive by value: moving them in saves a reference-count round trip on
-// the shared file name per node.
 template <typename T>
-NodeRef<T> WithSpan(NodeRef<T> n, Span& span) {
-  n->set_span(std::move(span));
+NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
+  n->set_span(span);
   return n;
 }
 }  // namespace
@@ -89,12 +87,12 @@ ExprPtr Unary(UnaryOp op, ExprPtr x, Span span) {
 CallPtr MakeFunctionCall(std::string callee, NodeList<ExprPtr> args, ExprPtr device, TypePtr result_type,
                          Span span) {
   auto gv = MakeNode<GlobalVar>(std::move(callee));
-  gv->set_span(span);  // copied: the call below takes the span too
+  gv->set_span(span);
   ExprAttrList attrs;
   if (device) attrs.emplace_back("device", std::move(device));
   auto call = MakeNode<Call>(std::move(gv), std::move(args), KwargList{}, std::move(attrs),
                                      result_type ? std::move(result_type) : UnknownType::Get());
-  call->set_span(std::move(span));
+  call->set_span(span);
   return call;
 }
 

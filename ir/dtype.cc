@@ -7,23 +7,13 @@
 namespace cds::ir {
 
 std::string_view DataTypeName(DataType dt) {
-  switch (dt) {
-    case DataType::kBool: return "BOOL";
-    case DataType::kInt8: return "INT8";
-    case DataType::kInt16: return "INT16";
-    case DataType::kInt32: return "INT32";
-    case DataType::kInt64: return "INT64";
-    case DataType::kUInt8: return "UINT8";
-    case DataType::kUInt16: return "UINT16";
-    case DataType::kUInt32: return "UINT32";
-    case DataType::kUInt64: return "UINT64";
-    case DataType::kFP16: return "FP16";
-    case DataType::kBF16: return "BF16";
-    case DataType::kFP32: return "FP32";
-    case DataType::kFP64: return "FP64";
-    case DataType::kIndex: return "INDEX";
-  }
-  return "?";
+  // Indexed by DataType.
+  static constexpr std::string_view kNames[] = {"BOOL",  "INT8",   "INT16",  "INT32",  "INT64",
+                                                "UINT8", "UINT16", "UINT32", "UINT64", "FP16",
+                                                "BF16",  "FP32",   "FP64",   "INDEX"};
+  static_assert(std::size(kNames) == std::size(kAllDataTypes));
+  const auto i = static_cast<size_t>(dt);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 namespace {

@@ -44,20 +44,9 @@ NodePtr IRMutator::MutateWindowBuffer(const NodeRef<const WindowBuffer>& n) {
   NodePtr IRMutator::Mutate##N(const NodeRef<const N>& n) { return MutateChildren(n); }
 CDS_TYPE_NODES(CDS_MUTATE_DEFAULT)
 CDS_STMT_NODES(CDS_MUTATE_DEFAULT)
+CDS_VALUE_NODES(CDS_MUTATE_DEFAULT)
 CDS_MUTATE_DEFAULT(Function)
 CDS_MUTATE_DEFAULT(Program)
-CDS_MUTATE_DEFAULT(GlobalVar)
-CDS_MUTATE_DEFAULT(ConstInt)
-CDS_MUTATE_DEFAULT(ConstFloat)
-CDS_MUTATE_DEFAULT(ConstBool)
-CDS_MUTATE_DEFAULT(ConstString)
-CDS_MUTATE_DEFAULT(BinaryExpr)
-CDS_MUTATE_DEFAULT(UnaryExpr)
-CDS_MUTATE_DEFAULT(MakeTuple)
-CDS_MUTATE_DEFAULT(TupleGetItem)
-CDS_MUTATE_DEFAULT(Slice)
-CDS_MUTATE_DEFAULT(Subscript)
-CDS_MUTATE_DEFAULT(Call)
 #undef CDS_MUTATE_DEFAULT
 
 namespace {
@@ -76,20 +65,14 @@ class Substituter final : public IRMutator {
 };
 }  // namespace
 
-StmtPtr Substitute(const StmtPtr& stmt, const VarMap& var_map) {
-  if (var_map.empty()) return stmt;
-  Substituter s(var_map);
-  return s.MutateStmt(stmt);
+template <typename T>
+NodeRef<const T> SubstituteIn(const NodeRef<const T>& node, const VarMap& var_map) {
+  if (var_map.empty()) return node;
+  return Substituter(var_map).MutateAs(node);
 }
-ExprPtr Substitute(const ExprPtr& expr, const VarMap& var_map) {
-  if (var_map.empty()) return expr;
-  Substituter s(var_map);
-  return s.MutateExpr(expr);
-}
-TypePtr Substitute(const TypePtr& type, const VarMap& var_map) {
-  if (var_map.empty()) return type;
-  Substituter s(var_map);
-  return s.MutateType(type);
-}
+
+StmtPtr Substitute(const StmtPtr& stmt, const VarMap& m) { return SubstituteIn(stmt, m); }
+ExprPtr Substitute(const ExprPtr& expr, const VarMap& m) { return SubstituteIn(expr, m); }
+TypePtr Substitute(const TypePtr& type, const VarMap& m) { return SubstituteIn(type, m); }
 
 }  // namespace cds::ir

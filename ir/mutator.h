@@ -40,60 +40,38 @@ class IRMutator {
     bool changed = false;
     ForEachMutableField(copy, [&](std::string_view, auto& value, FieldRole role) {
       if (role == FieldRole::kIgnored) return;
-      if (Value(value, role)) changed = true;
+      detail::ForEachNodeRef(value, [&](auto& ref) { changed |= Rewrite(ref, role); });
     });
     if (!changed) return node;
     return MakeNode<const T>(std::move(copy));
   }
 
  private:
-  // Rewrites `v` in place; returns whether anything changed.
-  template <typename T>
-  bool Value(T& v, FieldRole role) {
-    if constexpr (detail::IsNodePtr<T>::value) {
-      if (!v) return false;
-      // Fields hold NodeRef<const X>: strip the const so the kind checks below
-      // compare against Var/Expr/Stmt/Type and not fall through to "same kind".
-      using E = std::remove_const_t<typename T::element_type>;
-      NodePtr nv;
-      if (role == FieldRole::kDef) {
-        if constexpr (std::is_base_of_v<Var, E>) {
-          nv = MutateDef(v);
-        } else {
-          nv = MutateNode(v);
-        }
-      } else {
-        nv = MutateNode(v);
-      }
-      if (nv == v) return false;
-      CDS_CHECK(nv != nullptr, "mutator returned null for a present field");
-      if constexpr (std::is_same_v<E, Var>) {
-        CDS_CHECK(IsVarLikeKind(nv->kind()), "mutator replaced a Var field with a non-Var");
-      } else if constexpr (std::is_same_v<E, Expr>) {
-        CDS_CHECK(IsExprKind(nv->kind()), "mutator replaced an expression with a non-expression");
-      } else if constexpr (std::is_same_v<E, Stmt>) {
-        CDS_CHECK(IsStmtKind(nv->kind()), "mutator replaced a statement with a non-statement");
-      } else if constexpr (std::is_same_v<E, Type>) {
-        CDS_CHECK(IsTypeKind(nv->kind()), "mutator replaced a type with a non-type");
-      } else if constexpr (!std::is_same_v<E, Node>) {
-        CDS_CHECK(nv->kind() == v->kind(), "mutator changed the kind of a typed field");
-      }
-      v = PtrCast<const E>(nv);
-      return true;
-    } else if constexpr (detail::IsVector<T>::value) {
-      bool changed = false;
-      for (auto& e : v) changed |= Value(e, role);
-      return changed;
-    } else if constexpr (detail::IsOptional<T>::value) {
-      return v ? Value(*v, role) : false;
-    } else if constexpr (detail::IsPair<T>::value) {
-      return Value(v.second, role);
-    } else if constexpr (std::is_same_v<T, AttrValue>) {
-      if (auto* e = std::get_if<ExprPtr>(&v)) return Value(*e, role);
-      return false;
+  // Rewrites one reference of a field in place; returns whether it changed.
+  template <typename E>
+  bool Rewrite(NodeRef<const E>& v, FieldRole role) {
+    if (!v) return false;
+    NodePtr nv;
+    if constexpr (std::is_base_of_v<Var, E>) {
+      nv = role == FieldRole::kDef ? NodePtr(MutateDef(v)) : MutateNode(v);
     } else {
-      return false;
+      nv = MutateNode(v);
     }
+    if (nv == v) return false;
+    CDS_CHECK(nv != nullptr, "mutator returned null for a present field");
+    if constexpr (std::is_same_v<E, Var>) {
+      CDS_CHECK(IsVarLikeKind(nv->kind()), "mutator replaced a Var field with a non-Var");
+    } else if constexpr (std::is_same_v<E, Expr>) {
+      CDS_CHECK(IsExprKind(nv->kind()), "mutator replaced an expression with a non-expression");
+    } else if constexpr (std::is_same_v<E, Stmt>) {
+      CDS_CHECK(IsStmtKind(nv->kind()), "mutator replaced a statement with a non-statement");
+    } else if constexpr (std::is_same_v<E, Type>) {
+      CDS_CHECK(IsTypeKind(nv->kind()), "mutator replaced a type with a non-type");
+    } else if constexpr (!std::is_same_v<E, Node>) {
+      CDS_CHECK(nv->kind() == v->kind(), "mutator changed the kind of a typed field");
+    }
+    v = PtrCast<const E>(nv);
+    return true;
   }
 
   std::unordered_map<const WindowBuffer*, NodePtr> window_memo_;

@@ -32,21 +32,24 @@ namespace cds::ir {
   X(UnknownType)
 
 // Var-like nodes (definitions compared through a bijective mapping) come first.
-#define CDS_EXPR_NODES(X) \
-  X(Var)                  \
-  X(IterArg)              \
-  X(WindowBuffer)         \
-  X(GlobalVar)            \
-  X(ConstInt)             \
-  X(ConstFloat)           \
-  X(ConstBool)            \
-  X(ConstString)          \
-  X(BinaryExpr)           \
-  X(UnaryExpr)            \
-  X(MakeTuple)            \
-  X(TupleGetItem)         \
-  X(Slice)                \
-  X(Subscript)            \
+#define CDS_EXPR_NODES(X) CDS_VAR_NODES(X) CDS_VALUE_NODES(X)
+#define CDS_VAR_NODES(X) \
+  X(Var)                 \
+  X(IterArg)             \
+  X(WindowBuffer)
+// The expressions that are not Var-like.
+#define CDS_VALUE_NODES(X) \
+  X(GlobalVar)             \
+  X(ConstInt)              \
+  X(ConstFloat)            \
+  X(ConstBool)             \
+  X(ConstString)           \
+  X(BinaryExpr)            \
+  X(UnaryExpr)             \
+  X(MakeTuple)             \
+  X(TupleGetItem)          \
+  X(Slice)                 \
+  X(Subscript)             \
   X(Call)
 
 #define CDS_STMT_NODES(X)  \
@@ -116,13 +119,6 @@ class Node {
   ~Node() = default;
   // A copy is a new node: its count starts at zero.
   Node(const Node& o) : line_(o.line_), column_(o.column_), kind_(o.kind_), file_(o.file_) {}
-  Node& operator=(const Node& o) {
-    line_ = o.line_;
-    column_ = o.column_;
-    kind_ = o.kind_;
-    file_ = o.file_;
-    return *this;
-  }
 
  private:
   friend struct NodeAccess;

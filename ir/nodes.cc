@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -76,27 +79,41 @@ MakeTuple::MakeTuple(NodeList<ExprPtr> e, bool paren)
 Slice::Slice(ExprPtr a, ExprPtr b, ExprPtr c)
     : Expr(NodeKind::kSlice, UnknownType::Get()), start(std::move(a)), stop(std::move(b)), step(std::move(c)) {}
 
-std::string_view BinaryOpName(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kAdd: return "Add";
-    case BinaryOp::kSub: return "Sub";
-    case BinaryOp::kMul: return "Mul";
-    case BinaryOp::kFloorDiv: return "FloorDiv";
-    case BinaryOp::kFloorMod: return "FloorMod";
-    case BinaryOp::kDiv: return "Div";
-    case BinaryOp::kMin: return "Min";
-    case BinaryOp::kMax: return "Max";
-    case BinaryOp::kEq: return "Eq";
-    case BinaryOp::kNe: return "Ne";
-    case BinaryOp::kLt: return "Lt";
-    case BinaryOp::kLe: return "Le";
-    case BinaryOp::kGt: return "Gt";
-    case BinaryOp::kGe: return "Ge";
-    case BinaryOp::kAnd: return "And";
-    case BinaryOp::kOr: return "Or";
-  }
-  return "?";
+namespace {
+
+// The name of an enumerator, from a table of names indexed by the enum.
+template <typename E, size_t N>
+std::string_view NameIn(const std::string_view (&names)[N], E value) {
+  const auto i = static_cast<size_t>(value);
+  return i < N ? names[i] : "?";
 }
+
+template <typename E, size_t N>
+std::optional<E> ValueIn(const std::string_view (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+constexpr std::string_view kBinaryOpNames[] = {"Add", "Sub", "Mul", "FloorDiv", "FloorMod", "Div",
+                                               "Min", "Max", "Eq",  "Ne",       "Lt",       "Le",
+                                               "Gt",  "Ge",  "And", "Or"};
+constexpr std::string_view kForKindNames[] = {"range", "unroll", "parallel"};
+constexpr std::string_view kFunctionTypeNames[] = {
+    "Opaque", "Orchestration", "InCore", "AIC", "AIV", "Group", "Spmd", "Inline", "Graph"};
+constexpr std::string_view kLevelNames[] = {"AIV",       "AIC",   "CORE_GROUP", "CHIP_DIE",
+                                            "CHIP",      "HOST",  "CLUSTER_0",  "CLUSTER_1",
+                                            "CLUSTER_2", "GLOBAL"};
+constexpr std::string_view kRoleNames[] = {"Orchestrator", "SubWorker"};
+static_assert(std::size(kBinaryOpNames) == static_cast<size_t>(BinaryOp::kOr) + 1);
+static_assert(std::size(kForKindNames) == static_cast<size_t>(ForKind::kParallel) + 1);
+static_assert(std::size(kFunctionTypeNames) == static_cast<size_t>(FunctionType::kGraph) + 1);
+static_assert(std::size(kLevelNames) == static_cast<size_t>(Level::kGlobal) + 1);
+
+}  // namespace
+
+std::string_view BinaryOpName(BinaryOp op) { return NameIn(kBinaryOpNames, op); }
 
 std::string_view UnaryOpName(UnaryOp op) { return op == UnaryOp::kNot ? "Not" : "Neg"; }
 
@@ -125,72 +142,21 @@ GlobalVarPtr Call::Callee() const {
   return nullptr;
 }
 
-std::string_view ForKindName(ForKind k) {
-  switch (k) {
-    case ForKind::kRange: return "range";
-    case ForKind::kUnroll: return "unroll";
-    case ForKind::kParallel: return "parallel";
-  }
-  return "range";
-}
+std::string_view ForKindName(ForKind k) { return NameIn(kForKindNames, k); }
 
 std::string DeviceSet::ToString() const {
   if (all) return "all";
   return fmt::format("[{}]", fmt::join(ids, ", "));
 }
 
-namespace {
-struct NamedFunctionType {
-  FunctionType value;
-  std::string_view name;
-};
-constexpr NamedFunctionType kFunctionTypes[] = {
-    {FunctionType::kOpaque, "Opaque"}, {FunctionType::kOrchestration, "Orchestration"},
-    {FunctionType::kInCore, "InCore"}, {FunctionType::kAIC, "AIC"},
-    {FunctionType::kAIV, "AIV"},       {FunctionType::kGroup, "Group"},
-    {FunctionType::kSpmd, "Spmd"},     {FunctionType::kInline, "Inline"},
-    {FunctionType::kGraph, "Graph"}};
-struct NamedLevel {
-  Level value;
-  std::string_view name;
-};
-constexpr NamedLevel kLevels[] = {
-    {Level::kAIV, "AIV"},           {Level::kAIC, "AIC"},           {Level::kCoreGroup, "CORE_GROUP"},
-    {Level::kChipDie, "CHIP_DIE"},  {Level::kChip, "CHIP"},         {Level::kHost, "HOST"},
-    {Level::kCluster0, "CLUSTER_0"}, {Level::kCluster1, "CLUSTER_1"}, {Level::kCluster2, "CLUSTER_2"},
-    {Level::kGlobal, "GLOBAL"}};
-}  // namespace
-
-std::string_view FunctionTypeName(FunctionType t) {
-  for (const auto& e : kFunctionTypes) {
-    if (e.value == t) return e.name;
-  }
-  return "?";
-}
+std::string_view FunctionTypeName(FunctionType t) { return NameIn(kFunctionTypeNames, t); }
 std::optional<FunctionType> FunctionTypeFromName(std::string_view s) {
-  for (const auto& e : kFunctionTypes) {
-    if (e.name == s) return e.value;
-  }
-  return std::nullopt;
+  return ValueIn<FunctionType>(kFunctionTypeNames, s);
 }
-std::string_view LevelName(Level l) {
-  for (const auto& e : kLevels) {
-    if (e.value == l) return e.name;
-  }
-  return "?";
-}
-std::optional<Level> LevelFromName(std::string_view s) {
-  for (const auto& e : kLevels) {
-    if (e.name == s) return e.value;
-  }
-  return std::nullopt;
-}
-std::string_view RoleName(Role r) { return r == Role::kOrchestrator ? "Orchestrator" : "SubWorker"; }
-std::optional<Role> RoleFromName(std::string_view s) {
-  if (s == "Orchestrator") return Role::kOrchestrator;
-  if (s == "SubWorker") return Role::kSubWorker;
-  return std::nullopt;
-}
+std::string_view LevelName(Level l) { return NameIn(kLevelNames, l); }
+std::optional<Level> LevelFromName(std::string_view s) { return ValueIn<Level>(kLevelNames, s); }
+std::string_view RoleName(Role r) { return NameIn(kRoleNames, r); }
+std::optional<Role> RoleFromName(std::string_view s) { return ValueIn<Role>(kRoleNames, s); }
 
 Program::Program(std::string n, std::vector<VarPtr> dyn, std::vector<FunctionPtr> fns)
     : Node(NodeKind::kProgram), name(std::move(n)), dynamic_dims(std::move(dyn)), functions(std::move(fns)) {

@@ -105,14 +105,12 @@ void RequireEnumKwarg(std::string_view op, std::span<const Kwarg> kwargs, const 
   }
 }
 
-TypePtr TypeOfArg(const Args& a, size_t i) { return a[i]->type; }
-
 }  // namespace
 
 OpRegistry::OpRegistry() {
   auto add = [this](OpInfo info) {
-    infos_.push_back(std::make_unique<OpInfo>(std::move(info)));
-    op_nodes_.push_back(MakeNode<const Op>(infos_.back()->name, infos_.back().get()));
+    OpInfo& added = *infos_.emplace_back(std::make_unique<OpInfo>(std::move(info)));
+    added.op = MakeNode<const Op>(added.name, &added);
   };
   add({std::string(ops::kAllocWindowBuffer), 1, 1, {"name", "dtype"}, {},
        [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
@@ -159,7 +157,7 @@ OpRegistry::OpRegistry() {
          if (cn && !std::holds_alternative<int64_t>(*cn)) {
            throw ValueError(fmt::format("{}: core_num= must be an integer", op), span);
          }
-         return TypeOfArg(a, 0);
+         return a[0]->type;
        }});
   add({std::string(ops::kBroadcast),
        2,
@@ -174,7 +172,7 @@ OpRegistry::OpRegistry() {
          if (!std::holds_alternative<int64_t>(*root) || std::get<int64_t>(*root) < 0) {
            throw ValueError(fmt::format("{}: root= must be a non-negative integer", op), span);
          }
-         return TypeOfArg(a, 0);
+         return a[0]->type;
        }});
   add({std::string(ops::kReduceScatter), 2, 2, {"op"}, {},
        [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
@@ -185,7 +183,7 @@ OpRegistry::OpRegistry() {
          if (const auto* t = AsDist(a[0]); t && t->shape.size() != 2) {
            throw ValueError(fmt::format("{}: data must be a 2-D window view", op), span);
          }
-         return TypeOfArg(a, 0);
+         return a[0]->type;
        }});
   // The signal comes back, so that `signal = pld.tensor.barrier(signal)` rebinds it.
   add({std::string(ops::kBarrier),
@@ -195,7 +193,7 @@ OpRegistry::OpRegistry() {
        {},
        [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
          RequireArg(ops::kBarrier, "signal", a[0], span, Accepts::kInt32Window);
-         return TypeOfArg(a, 0);
+         return a[0]->type;
        }});
   // The input is this rank's local data: a pl.Tensor in a kernel, a staging window
   // on the host. defer=True (allgather) completes the gather later, in a deps=
@@ -210,7 +208,7 @@ OpRegistry::OpRegistry() {
            const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
            RequireSameDType(op, input, target, span);
            RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
-           return TypeOfArg(a, 1);
+           return a[1]->type;
          }});
   }
   add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {},
@@ -222,7 +220,7 @@ OpRegistry::OpRegistry() {
          RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
          RequireArg(op, "send_counts", a[3], span, Accepts::kInt32Tensor);
          RequireArg(op, "recv_counts", a[4], span, Accepts::kInt32Window);
-         return TypeOfArg(a, 1);
+         return a[1]->type;
        }});
   add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"},
        [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
@@ -239,7 +237,7 @@ OpRegistry::OpRegistry() {
                throw ValueError(fmt::format("{}: operands must be tensors", name), span);
              }
            }
-           return TypeOfArg(a, 0);
+           return a[0]->type;
          }});
   }
 }
@@ -257,10 +255,8 @@ const OpInfo* OpRegistry::Find(std::string_view name) const {
 }
 
 OpPtr OpRegistry::GetOp(std::string_view name) const {
-  for (size_t i = 0; i < infos_.size(); ++i) {
-    if (infos_[i]->name == name) return op_nodes_[i];
-  }
-  return MakeNode<const Op>(std::string(name), nullptr);
+  const OpInfo* info = Find(name);
+  return info ? info->op : MakeNode<const Op>(std::string(name), nullptr);
 }
 
 std::vector<std::string> OpRegistry::Names() const {

@@ -22,6 +22,7 @@ struct OpInfo {
   // Deduces the result type from checked arguments; throws ValueError(span) when
   // argument types are wrong.
   std::function<TypePtr(std::span<const ExprPtr> args, std::span<const Kwarg> kwargs, const Span& span)> deduce;
+  OpPtr op;  // the one Op node of this op, set by the registry
 };
 
 // Op names used across the project.
@@ -53,7 +54,6 @@ class OpRegistry {
  private:
   OpRegistry();
   std::vector<std::unique_ptr<OpInfo>> infos_;
-  std::vector<OpPtr> op_nodes_;  // parallel to infos_
 };
 
 // Builds a call of a registered op: checks arity, unknown and missing kwargs and

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 
 #include "ir/builder.h"
 #include "ir/dispatch.h"
+#include "ir/field_values.h"
 #include "ir/op_registry.h"
 #include "ir/print_prefetch.h"
 #include "ir/structural_equal.h"
@@ -117,70 +119,21 @@ enum Prec : int {
   kPrecAtom
 };
 
-int BinaryPrec(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kOr:
-      return kPrecOr;
-    case BinaryOp::kAnd:
-      return kPrecAnd;
-    case BinaryOp::kEq:
-    case BinaryOp::kNe:
-    case BinaryOp::kLt:
-    case BinaryOp::kLe:
-    case BinaryOp::kGt:
-    case BinaryOp::kGe:
-      return kPrecCmp;
-    case BinaryOp::kAdd:
-    case BinaryOp::kSub:
-      return kPrecAdd;
-    case BinaryOp::kMul:
-    case BinaryOp::kDiv:
-    case BinaryOp::kFloorDiv:
-    case BinaryOp::kFloorMod:
-      return kPrecMul;
-    case BinaryOp::kMin:
-    case BinaryOp::kMax:
-      return kPrecAtom;
-  }
-  return kPrecAtom;
-}
+// How a binary operator prints: the text between its operands (the call's name
+// for pl.min and pl.max, which print as calls) and its precedence.
+struct BinaryOpSyntax {
+  std::string_view text;
+  int prec;
+};
+// Indexed by BinaryOp.
+constexpr BinaryOpSyntax kBinaryOps[] = {
+    {" + ", kPrecAdd},  {" - ", kPrecAdd},  {" * ", kPrecMul},     {" // ", kPrecMul},
+    {" % ", kPrecMul},  {" / ", kPrecMul},  {"pl.min", kPrecAtom}, {"pl.max", kPrecAtom},
+    {" == ", kPrecCmp}, {" != ", kPrecCmp}, {" < ", kPrecCmp},     {" <= ", kPrecCmp},
+    {" > ", kPrecCmp},  {" >= ", kPrecCmp}, {" and ", kPrecAnd},   {" or ", kPrecOr}};
+static_assert(std::size(kBinaryOps) == static_cast<size_t>(BinaryOp::kOr) + 1);
 
-std::string_view BinaryOpText(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      return " + ";
-    case BinaryOp::kSub:
-      return " - ";
-    case BinaryOp::kMul:
-      return " * ";
-    case BinaryOp::kDiv:
-      return " / ";
-    case BinaryOp::kFloorDiv:
-      return " // ";
-    case BinaryOp::kFloorMod:
-      return " % ";
-    case BinaryOp::kEq:
-      return " == ";
-    case BinaryOp::kNe:
-      return " != ";
-    case BinaryOp::kLt:
-      return " < ";
-    case BinaryOp::kLe:
-      return " <= ";
-    case BinaryOp::kGt:
-      return " > ";
-    case BinaryOp::kGe:
-      return " >= ";
-    case BinaryOp::kAnd:
-      return " and ";
-    case BinaryOp::kOr:
-      return " or ";
-    case BinaryOp::kMin:
-    case BinaryOp::kMax:
-      return ", ";
-  }
-  return " ? ";
-}
+const BinaryOpSyntax& SyntaxOf(BinaryOp op) { return kBinaryOps[static_cast<size_t>(op)]; }
 
 // Whether the expression prints as a bare literal (and so reads back as one).
 bool IsBareLiteral(const Expr& e) {
@@ -255,32 +208,21 @@ class Printer {
       used_names_.try_emplace(n, 1);
       names_.try_emplace(v, n);
     }
-    for (const auto& p : f.params) AssignName(p.get());
+    for (const auto& p : f.params) NameOf(p.get());
     if (f.body) CollectDefs(*f.body);
     out_ += "    @pl.function";
-    if (f.func_type != FunctionType::kOpaque || f.level || f.role) {
-      char sep = '(';
-      if (f.func_type != FunctionType::kOpaque) {
-        out_ += sep;
-        out_ += "type=pl.FunctionType.";
-        out_ += FunctionTypeName(f.func_type);
-        sep = ',';
-      }
-      if (f.level) {
-        out_ += sep;
-        if (sep == ',') out_ += ' ';
-        out_ += "level=pl.Level.";
-        out_ += LevelName(*f.level);
-        sep = ',';
-      }
-      if (f.role) {
-        out_ += sep;
-        if (sep == ',') out_ += ' ';
-        out_ += "role=pl.Role.";
-        out_ += RoleName(*f.role);
-      }
-      out_ += ')';
-    }
+    std::string_view sep = "(";
+    auto decorator_arg = [&](std::string_view key, std::string_view value) {
+      out_ += sep;
+      out_ += key;
+      out_ += value;
+      sep = ", ";
+    };
+    if (f.func_type != FunctionType::kOpaque)
+      decorator_arg("type=pl.FunctionType.", FunctionTypeName(f.func_type));
+    if (f.level) decorator_arg("level=pl.Level.", LevelName(*f.level));
+    if (f.role) decorator_arg("role=pl.Role.", RoleName(*f.role));
+    if (sep != "(") out_ += ')';
     out_ += "\n    def ";
     out_ += f.name;
     // A host SubWorker (plain Python body) takes no `self`.
@@ -302,10 +244,7 @@ class Printer {
       PrintType(f.return_types[0]);
     } else if (f.return_types.size() > 1) {
       out_ += " -> tuple[";
-      for (size_t i = 0; i < f.return_types.size(); ++i) {
-        if (i) out_ += ", ";
-        PrintType(f.return_types[i]);
-      }
+      Join(f.return_types, [&](const TypePtr& t) { PrintType(t); });
       out_ += ']';
     } else if (f.body && FirstReturn(*f.body) == kReturnWithValues) {
       // Without it the reader would deduce return types from that return.
@@ -338,7 +277,7 @@ class Printer {
       QuoteTo(out_, wb->base ? NameOf(wb->base.get()) : std::string_view());
       out_ += ", size=";
       if (wb->size) {
-        PrintExpr(wb->size, 0);
+        PrintExpr(wb->size);
       } else {
         out_ += "None";
       }
@@ -391,9 +330,11 @@ class Printer {
     made_names_.clear();
   }
 
-  // Names are views: into the Var's own hint when that is already a usable
-  // identifier (nearly always), else into made_names_.
-  std::string_view AssignName(const Var* v) {
+  // A variable's name, given at its first definition or use: definitions in the
+  // function are named before it is printed. Names are views: into the Var's own
+  // hint when that is already a usable identifier (nearly always), else into
+  // made_names_.
+  std::string_view NameOf(const Var* v) {
     auto [it, fresh] = names_.try_emplace(v);
     if (!fresh) return it->second;
     std::string_view base = v->name_hint;
@@ -423,9 +364,6 @@ class Printer {
     return stored;
   }
 
-  // A use of a variable: named already when its definition is in the function.
-  std::string_view NameOf(const Var* v) { return AssignName(v); }
-
   std::string_view MakeWindowName(const WindowBuffer* wb) {
     std::string base(wb->base ? NameOf(wb->base.get()) : std::string_view("window"));
     base += "_window";
@@ -442,33 +380,22 @@ class Printer {
     out_ += '"';
   }
 
-  // Names the definitions of `s` in text order.
+  // Names the definitions of `s` in text order, which is the order of the field
+  // tables: a loop's variable, its iter args, its body's definitions, then its
+  // results (bound by the body's yield, written after the body).
   void CollectDefs(const Stmt& s) {
-    switch (s.kind()) {
-      case NodeKind::kAssignStmt:
-        AssignName(static_cast<const AssignStmt&>(s).var.get());
-        return;
-      case NodeKind::kUnpackAssignStmt:
-        for (const auto& v : static_cast<const UnpackAssignStmt&>(s).vars) AssignName(v.get());
-        return;
-      case NodeKind::kForStmt: {
-        const auto& f = static_cast<const ForStmt&>(s);
-        AssignName(f.loop_var.get());
-        for (const auto& a : f.iter_args) AssignName(a.get());
-        if (f.body) CollectDefs(*f.body);
-        // Bound by the body's yield, written after the body.
-        for (const auto& r : f.return_vars) AssignName(r.get());
-        return;
-      }
-      case NodeKind::kScopeStmt: {
-        const auto& sc = static_cast<const ScopeStmt&>(s);
-        if (sc.as_var) AssignName(sc.as_var.get());
-        if (sc.body) CollectDefs(*sc.body);
-        return;
-      }
-      default:
-        ForEachSubStmt(s, [&](const StmtPtr& c) { CollectDefs(*c); });
-    }
+    DispatchNode(s, [&](const auto& node) {
+      ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
+        detail::ForEachNodeRef(value, [&](const auto& ref) {
+          using N = typename std::decay_t<decltype(ref)>::element_type;
+          if constexpr (std::is_base_of_v<Stmt, N>) {
+            if (ref) CollectDefs(*ref);
+          } else if constexpr (std::is_base_of_v<Var, N>) {
+            if (ref && role == FieldRole::kDef) NameOf(ref.get());
+          }
+        });
+      });
+    });
   }
 
   enum FirstReturnKind { kNoReturn, kEmptyReturn, kReturnWithValues };
@@ -510,13 +437,14 @@ class Printer {
 
   void PrintStmt(const StmtPtr& s, int level) {
     if (!s) return;
+    if (s->kind() == NodeKind::kSeqStmts) {
+      PrintBodyStmts(s, level);
+      return;
+    }
+    Indent(level);
     switch (s->kind()) {
-      case NodeKind::kSeqStmts:
-        PrintBodyStmts(s, level);
-        return;
       case NodeKind::kAssignStmt: {
         const auto& a = static_cast<const AssignStmt&>(*s);
-        Indent(level);
         const std::string_view name = NameOf(a.var.get());
         out_ += name;
         const bool var_known = a.var->type && a.var->type->kind() != NodeKind::kUnknownType;
@@ -531,39 +459,30 @@ class Printer {
           alloc_lhs_ = &name;
           if (var_known) assign_type_ = &a.var->type;
         }
-        PrintExpr(a.value, 0);
+        PrintExpr(a.value);
         alloc_lhs_ = nullptr;
         assign_type_ = nullptr;
         out_ += '\n';
         return;
       }
       case NodeKind::kEvalStmt:
-        Indent(level);
-        PrintExpr(static_cast<const EvalStmt&>(*s).expr, 0);
+        PrintExpr(static_cast<const EvalStmt&>(*s).expr);
         out_ += '\n';
         return;
       case NodeKind::kReturnStmt: {
         const auto& r = static_cast<const ReturnStmt&>(*s);
-        Indent(level);
-        out_ += "return";
-        for (size_t i = 0; i < r.values.size(); ++i) {
-          out_ += i ? ", " : " ";
-          PrintExpr(r.values[i], 0);
-        }
+        out_ += r.values.empty() ? "return" : "return ";
+        PrintArgs(r.values);
         out_ += '\n';
         return;
       }
       case NodeKind::kForStmt: {
         const auto& f = static_cast<const ForStmt&>(*s);
-        Indent(level);
         out_ += "for ";
         out_ += NameOf(f.loop_var.get());
         if (!f.iter_args.empty()) {
           out_ += ", (";
-          for (size_t k = 0; k < f.iter_args.size(); ++k) {
-            if (k) out_ += ", ";
-            out_ += NameOf(f.iter_args[k].get());
-          }
+          PrintNames(f.iter_args);
           out_ += f.iter_args.size() == 1 ? ",)" : ")";
         }
         out_ += " in pl.";
@@ -571,22 +490,19 @@ class Printer {
         out_ += '(';
         const bool unit_step = IsInt64(f.step, 1);
         if (IsInt64(f.start, 0) && unit_step) {
-          PrintExpr(f.stop, 0);
+          PrintExpr(f.stop);
         } else {
-          PrintExpr(f.start, 0);
+          PrintExpr(f.start);
           out_ += ", ";
-          PrintExpr(f.stop, 0);
+          PrintExpr(f.stop);
           if (!unit_step) {
             out_ += ", ";
-            PrintExpr(f.step, 0);
+            PrintExpr(f.step);
           }
         }
         if (!f.iter_args.empty()) {
           out_ += ", init_values=(";
-          for (size_t k = 0; k < f.iter_args.size(); ++k) {
-            if (k) out_ += ", ";
-            PrintExpr(f.iter_args[k]->init_value, 0);
-          }
+          Join(f.iter_args, [&](const IterArgPtr& a) { PrintExpr(a->init_value); });
           out_ += f.iter_args.size() == 1 ? ",))" : "))";
         } else {
           out_ += ')';
@@ -600,13 +516,9 @@ class Printer {
       }
       case NodeKind::kYieldStmt: {
         const auto& y = static_cast<const YieldStmt&>(*s);
-        Indent(level);
         const ForStmt* owner = yield_owner_;
         if (owner && !owner->return_vars.empty()) {
-          for (size_t k = 0; k < owner->return_vars.size(); ++k) {
-            if (k) out_ += ", ";
-            out_ += NameOf(owner->return_vars[k].get());
-          }
+          PrintNames(owner->return_vars);
           // One target may carry an annotation; without one the reader types it
           // like the matching carried value.
           if (owner->return_vars.size() == 1 && !owner->iter_args.empty() &&
@@ -623,29 +535,23 @@ class Printer {
       }
       case NodeKind::kUnpackAssignStmt: {
         const auto& u = static_cast<const UnpackAssignStmt&>(*s);
-        Indent(level);
-        for (size_t k = 0; k < u.vars.size(); ++k) {
-          if (k) out_ += ", ";
-          out_ += NameOf(u.vars[k].get());
-        }
+        PrintNames(u.vars);
         if (u.vars.size() == 1) out_ += ',';
         out_ += " = ";
-        PrintExpr(u.value, 0);
+        PrintExpr(u.value);
         out_ += '\n';
         return;
       }
       case NodeKind::kSubscriptAssignStmt: {
         const auto& a = static_cast<const SubscriptAssignStmt&>(*s);
-        Indent(level);
-        PrintExpr(a.target, 0);
+        PrintExpr(a.target);
         out_ += " = ";
-        PrintExpr(a.value, 0);
+        PrintExpr(a.value);
         out_ += '\n';
         return;
       }
       case NodeKind::kScopeStmt: {
         const auto& sc = static_cast<const ScopeStmt&>(*s);
-        Indent(level);
         out_ += "with ";
         out_ += sc.kind_name;
         out_ += '(';
@@ -665,19 +571,17 @@ class Printer {
       }
       case NodeKind::kWhileStmt: {
         const auto& w = static_cast<const WhileStmt&>(*s);
-        Indent(level);
         out_ += "while ";
-        PrintExpr(w.cond, 0);
+        PrintExpr(w.cond);
         out_ += ":\n";
         PrintBlock(w.body, level + 1);
         return;
       }
       case NodeKind::kIfStmt: {
         const auto* i = static_cast<const IfStmt*>(s.get());
-        Indent(level);
         out_ += "if ";
         while (true) {
-          PrintExpr(i->cond, 0);
+          PrintExpr(i->cond);
           out_ += ":\n";
           PrintBlock(i->then_body, level + 1);
           if (!i->else_body) return;
@@ -702,7 +606,6 @@ class Printer {
       }
       case NodeKind::kCommDomainScopeStmt: {
         const auto& c = static_cast<const CommDomainScopeStmt&>(*s);
-        Indent(level);
         out_ += "with pl._dump.comm_domain(name=";
         QuoteTo(out_, c.name_hint);
         out_ += ", devices=";
@@ -710,21 +613,17 @@ class Printer {
           out_ += "\"all\"";
         } else {
           out_ += '[';
-          for (size_t k = 0; k < c.devices.ids.size(); ++k) {
-            if (k) out_ += ", ";
-            IntTo(out_, c.devices.ids[k]);
-          }
+          Join(c.devices.ids, [&](int64_t id) { IntTo(out_, id); });
           out_ += ']';
         }
         out_ += ", slots=[";
-        for (size_t k = 0; k < c.slots.size(); ++k) {
-          if (k) out_ += ", ";
-          if (c.slots[k]) {
-            WindowRefTo(c.slots[k].get());
+        Join(c.slots, [&](const WindowBufferPtr& slot) {
+          if (slot) {
+            WindowRefTo(slot.get());
           } else {
             out_ += "\"\"";
           }
-        }
+        });
         out_ += "], attrs=";
         PrintKwargDict(c.attrs);
         out_ += "):\n";
@@ -734,7 +633,6 @@ class Printer {
       default:
         // A statement the printer does not know: make the text fail to parse rather
         // than silently drop the statement.
-        Indent(level);
         out_ += fmt::format("pl._dump.unsupported(\"{}\")\n", NodeKindName(s->kind()));
         return;
     }
@@ -748,13 +646,22 @@ class Printer {
 
   // ---- types
 
-  // `PREFIX[SHAPE], pl.DTYPE`, the common part of the shaped types.
-  void PrintShapeAndDtype(std::string_view prefix, std::span<const ExprPtr> shape, DataType dtype) {
+  // `PREFIX[[SHAPE], pl.DTYPE]`, with the window of a view before the `]`.
+  template <typename T>
+  void PrintShapedType(std::string_view prefix, const T& t) {
     out_ += prefix;
-    out_ += '[';
-    PrintArgs(shape);
+    out_ += "[[";
+    PrintArgs(t.shape);
     out_ += "], pl.";
-    out_ += DataTypeName(dtype);
+    out_ += DataTypeName(t.dtype);
+    if constexpr (std::is_same_v<T, DistributedTensorType>) {
+      if (t.window_buffer) {
+        out_ += ", pl._dump.window_ref(";
+        WindowRefTo(t.window_buffer.get());
+        out_ += ')';
+      }
+    }
+    out_ += ']';
   }
 
   void PrintType(const TypePtr& t) {
@@ -763,7 +670,7 @@ class Printer {
       explicit InType(int* d) : depth(d) { ++*depth; }
       ~InType() { --*depth; }
     } in_type(&in_type_);
-    if (!t) {
+    if (!t || t->kind() == NodeKind::kUnknownType) {
       out_ += "pl._dump.Unknown";
       return;
     }
@@ -776,39 +683,19 @@ class Printer {
       case NodeKind::kPtrType:
         out_ += "pl.Ptr";
         return;
-      case NodeKind::kUnknownType:
-        out_ += "pl._dump.Unknown";
+      case NodeKind::kTensorType:
+        PrintShapedType("pl.Tensor", static_cast<const TensorType&>(*t));
         return;
-      case NodeKind::kTensorType: {
-        const auto& x = static_cast<const TensorType&>(*t);
-        PrintShapeAndDtype("pl.Tensor[", x.shape, x.dtype);
-        out_ += ']';
+      case NodeKind::kTileType:
+        PrintShapedType("pl.Tile", static_cast<const TileType&>(*t));
         return;
-      }
-      case NodeKind::kTileType: {
-        const auto& x = static_cast<const TileType&>(*t);
-        PrintShapeAndDtype("pl.Tile[", x.shape, x.dtype);
-        out_ += ']';
+      case NodeKind::kDistributedTensorType:
+        PrintShapedType("pld.DistributedTensor", static_cast<const DistributedTensorType&>(*t));
         return;
-      }
-      case NodeKind::kDistributedTensorType: {
-        const auto& x = static_cast<const DistributedTensorType&>(*t);
-        PrintShapeAndDtype("pld.DistributedTensor[", x.shape, x.dtype);
-        if (x.window_buffer) {
-          out_ += ", pl._dump.window_ref(";
-          WindowRefTo(x.window_buffer.get());
-          out_ += ')';
-        }
-        out_ += ']';
-        return;
-      }
       case NodeKind::kTupleType: {
         const auto& x = static_cast<const TupleType&>(*t);
         out_ += "pl.Tuple[";
-        for (size_t i = 0; i < x.types.size(); ++i) {
-          if (i) out_ += ", ";
-          PrintType(x.types[i]);
-        }
+        Join(x.types, [&](const TypePtr& type) { PrintType(type); });
         out_ += ']';
         return;
       }
@@ -823,7 +710,7 @@ class Printer {
   static int PrecOf(const Expr& e) {
     switch (e.kind()) {
       case NodeKind::kBinaryExpr:
-        return BinaryPrec(static_cast<const BinaryExpr&>(e).op);
+        return SyntaxOf(static_cast<const BinaryExpr&>(e).op).prec;
       case NodeKind::kUnaryExpr:
         return static_cast<const UnaryExpr&>(e).op == UnaryOp::kNot ? kPrecNot : kPrecUnary;
       case NodeKind::kConstInt:
@@ -857,11 +744,11 @@ class Printer {
   void PrintOperand(const ExprPtr& e, int min_prec) {
     bool parens = e && PrecOf(*e) < min_prec;
     if (parens) out_ += '(';
-    PrintExpr(e, 0);
+    PrintExpr(e);
     if (parens) out_ += ')';
   }
 
-  void PrintExpr(const ExprPtr& e, int /*unused*/) {
+  void PrintExpr(const ExprPtr& e) {
     if (!e) {
       out_ += "None";
       return;
@@ -911,18 +798,20 @@ class Printer {
         return;
       case NodeKind::kBinaryExpr: {
         const auto& b = static_cast<const BinaryExpr&>(*e);
+        const BinaryOpSyntax& syntax = SyntaxOf(b.op);
         if (b.op == BinaryOp::kMin || b.op == BinaryOp::kMax) {
-          out_ += b.op == BinaryOp::kMin ? "pl.min(" : "pl.max(";
-          PrintExpr(b.lhs, 0);
+          out_ += syntax.text;
+          out_ += '(';
+          PrintExpr(b.lhs);
           out_ += ", ";
-          PrintExpr(b.rhs, 0);
+          PrintExpr(b.rhs);
           out_ += ')';
           return;
         }
-        int p = BinaryPrec(b.op);
+        const int p = syntax.prec;
         // Comparisons do not chain: both sides need parentheses at equal precedence.
         PrintOperand(b.lhs, p == kPrecCmp ? p + 1 : p);
-        out_ += BinaryOpText(b.op);
+        out_ += syntax.text;
         PrintOperand(b.rhs, p + 1);
         return;
       }
@@ -938,7 +827,7 @@ class Printer {
         bool literal = u.operand && IsBareLiteral(*u.operand) && PrecOf(*u.operand) == kPrecAtom;
         if (literal) {
           out_ += '(';
-          PrintExpr(u.operand, 0);
+          PrintExpr(u.operand);
           out_ += ')';
         } else {
           PrintOperand(u.operand, kPrecUnary);
@@ -948,10 +837,7 @@ class Printer {
       case NodeKind::kMakeTuple: {
         const auto& t = static_cast<const MakeTuple&>(*e);
         out_ += t.parenthesized ? '(' : '[';
-        for (size_t i = 0; i < t.elements.size(); ++i) {
-          if (i) out_ += ", ";
-          PrintExpr(t.elements[i], 0);
-        }
+        PrintArgs(t.elements);
         if (t.parenthesized && t.elements.size() == 1) out_ += ',';
         out_ += t.parenthesized ? ')' : ']';
         return;
@@ -976,12 +862,12 @@ class Printer {
         auto simple = [](const ExprPtr& x) { return !x || PrecOf(*x) == kPrecAtom; };
         // `c * 64 : (c + 1) * 64` reads better spaced; atoms stay tight (`0:8`).
         const char* sep = simple(sl.start) && simple(sl.stop) && simple(sl.step) ? ":" : " : ";
-        if (sl.start) PrintExpr(sl.start, 0);
+        if (sl.start) PrintExpr(sl.start);
         out_ += sl.start ? sep : ":";
-        if (sl.stop) PrintExpr(sl.stop, 0);
+        if (sl.stop) PrintExpr(sl.stop);
         if (sl.step) {
           out_ += sl.stop ? sep : ":";
-          PrintExpr(sl.step, 0);
+          PrintExpr(sl.step);
         }
         return;
       }
@@ -1018,56 +904,67 @@ class Printer {
   // An IR expression in a keyword position: literals must not read back as
   // attribute literals, so constants keep their pl.const form there.
   void PrintExprValue(const ExprPtr& e) {
-    if (e && e->kind() == NodeKind::kConstInt) {
+    const NodeKind kind = e ? e->kind() : NodeKind::kVar;
+    if (kind == NodeKind::kConstInt) {
       const auto& c = static_cast<const ConstInt&>(*e);
       ConstTo(c.value, c.dtype);
-      return;
-    }
-    if (e && e->kind() == NodeKind::kConstFloat &&
-        std::isfinite(static_cast<const ConstFloat&>(*e).value)) {
+    } else if (kind == NodeKind::kConstFloat &&
+               std::isfinite(static_cast<const ConstFloat&>(*e).value)) {
       const auto& c = static_cast<const ConstFloat&>(*e);
       ConstTo(c.value, c.dtype);
-      return;
+    } else if (kind == NodeKind::kConstBool) {
+      out_ += static_cast<const ConstBool&>(*e).value ? "pl.const(True, pl.BOOL)"
+                                                      : "pl.const(False, pl.BOOL)";
+    } else {
+      PrintExpr(e);
     }
-    if (e && e->kind() == NodeKind::kConstBool) {
-      out_ += fmt::format("pl.const({}, pl.BOOL)",
-                          static_cast<const ConstBool&>(*e).value ? "True" : "False");
-      return;
-    }
-    PrintExpr(e, 0);
   }
 
   // The first `count` keyword arguments (all by default).
   void PrintKwargs(std::span<const Kwarg> kwargs, bool first, size_t count = SIZE_MAX) {
-    count = std::min(count, kwargs.size());
-    for (size_t i = 0; i < count; ++i) {
-      const auto& [k, v] = kwargs[i];
-      if (!first) out_ += ", ";
-      first = false;
-      out_ += k;
+    kwargs = kwargs.first(std::min(count, kwargs.size()));
+    if (!first && !kwargs.empty()) out_ += ", ";
+    Join(kwargs, [&](const Kwarg& kv) {
+      out_ += kv.first;
       out_ += '=';
-      PrintAttrValue(v);
-    }
+      PrintAttrValue(kv.second);
+    });
   }
 
-  void PrintKwargDict(std::span<const Kwarg> kwargs) {
+  // `{"KEY": VALUE, ...}`
+  template <typename Pairs, typename PrintValue>
+  void PrintDict(const Pairs& pairs, PrintValue print_value) {
     out_ += '{';
-    bool first = true;
-    for (const auto& [k, v] : kwargs) {
-      if (!first) out_ += ", ";
-      first = false;
-      QuoteTo(out_, k);
+    Join(pairs, [&](const auto& kv) {
+      QuoteTo(out_, kv.first);
       out_ += ": ";
-      PrintAttrValue(v);
-    }
+      print_value(kv.second);
+    });
     out_ += '}';
   }
 
+  void PrintKwargDict(std::span<const Kwarg> kwargs) {
+    PrintDict(kwargs, [&](const AttrValue& v) { PrintAttrValue(v); });
+  }
+
   void PrintArgs(std::span<const ExprPtr> args) {
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (i) out_ += ", ";
-      PrintExpr(args[i], 0);
+    Join(args, [&](const ExprPtr& e) { PrintExpr(e); });
+  }
+
+  // Each element of `list` through `each`, separated by ", ".
+  template <typename List, typename Each>
+  void Join(const List& list, Each each) {
+    bool first = true;
+    for (const auto& x : list) {
+      if (!first) out_ += ", ";
+      first = false;
+      each(x);
     }
+  }
+
+  template <typename Vars>
+  void PrintNames(const Vars& vars) {
+    Join(vars, [&](const auto& v) { out_ += NameOf(v.get()); });
   }
 
   void PrintDumpCall(const Call& c, std::string_view op_name) {
@@ -1082,14 +979,8 @@ class Printer {
       PrintKwargDict(c.kwargs);
     }
     if (!c.attrs.empty()) {
-      out_ += ", attrs={";
-      for (size_t i = 0; i < c.attrs.size(); ++i) {
-        if (i) out_ += ", ";
-        QuoteTo(out_, c.attrs[i].first);
-        out_ += ": ";
-        PrintExpr(c.attrs[i].second, 0);
-      }
-      out_ += '}';
+      out_ += ", attrs=";
+      PrintDict(c.attrs, [&](const ExprPtr& e) { PrintExpr(e); });
     }
     out_ += ')';
   }
@@ -1112,9 +1003,8 @@ class Printer {
     static constexpr std::string_view kSpecial[] = {
         "pl.const",  "pl.min",     "pl.max",         "pl.dynamic",
         "pl.yield_", "pld.window", "pld.world_size", "pld.alloc_window_buffer"};
-    for (auto sp : kSpecial) {
-      if (name == sp) return false;
-    }
+    if (std::find(std::begin(kSpecial), std::end(kSpecial), name) != std::end(kSpecial))
+      return false;
     if (name.substr(0, 8) == "pl._dump") return false;
     if (name.size() > 9 && name.substr(name.size() - 9) == ".get_byte") return false;
     return true;
@@ -1133,6 +1023,15 @@ class Printer {
     } catch (const ValueError&) {
       return false;
     }
+  }
+
+  // `NAME(ARGS, KWARGS)`, with the first `kwarg_count` keyword arguments.
+  void PrintSugarCall(std::string_view name, const Call& c, size_t kwarg_count = SIZE_MAX) {
+    out_ += name;
+    out_ += '(';
+    PrintArgs(c.args);
+    PrintKwargs(c.kwargs, c.args.empty(), kwarg_count);
+    out_ += ')';
   }
 
   void PrintCall(const Call& c) {
@@ -1157,47 +1056,27 @@ class Printer {
       const bool type_ok = c.type->kind() == NodeKind::kUnknownType ||
                            (annotated && SameType(c.type, *annotated));
       if (kw_ok && c.attrs.empty() && type_ok && IsOpaqueSugarName(name)) {
-        out_ += name;
-        out_ += '(';
-        PrintArgs(c.args);
-        PrintKwargs(c.kwargs, c.args.empty());
-        out_ += ')';
+        PrintSugarCall(name, c);
       } else {
         PrintDumpCall(c, name);
       }
       return;
     }
-    const bool sugar = op->info && c.attrs.empty() && kw_ok && SugarTypeMatches(c);
-    if (sugar && name == ops::kAllocWindowBuffer) {
-      const AttrValue* name_kwarg = FindKwarg(c.kwargs, "name");
-      if (const std::string* nm_str = name_kwarg ? std::get_if<std::string>(name_kwarg) : nullptr) {
-        const bool last = c.kwargs.back().first == "name";
-        if (lhs && last && *nm_str == *lhs && sugar_allocs_.insert(*nm_str).second) {
-          out_ += name;
-          out_ += '(';
-          PrintArgs(c.args);
-          PrintKwargs(c.kwargs, c.args.empty(), c.kwargs.size() - 1);
-          out_ += ')';
-          return;
-        }
-        out_ += "pl._dump.alloc_window_buffer(";
-        PrintArgs(c.args);
-        PrintKwargs(c.kwargs, c.args.empty());
-        out_ += ')';
-        return;
-      }
+    const bool sugar = c.attrs.empty() && kw_ok && SugarTypeMatches(c);
+    const AttrValue* name_kwarg =
+        sugar && name == ops::kAllocWindowBuffer ? FindKwarg(c.kwargs, "name") : nullptr;
+    const std::string* alloc_name = name_kwarg ? std::get_if<std::string>(name_kwarg) : nullptr;
+    if (!sugar || (name == ops::kAllocWindowBuffer && !alloc_name)) {
       PrintDumpCall(c, name);
-      return;
+    } else if (!alloc_name) {
+      PrintSugarCall(name, c);
+    } else if (lhs && c.kwargs.back().first == "name" && *alloc_name == *lhs &&
+               sugar_allocs_.insert(*alloc_name).second) {
+      // The sugar alloc form: the name is the assignment's target.
+      PrintSugarCall(name, c, c.kwargs.size() - 1);
+    } else {
+      PrintSugarCall("pl._dump.alloc_window_buffer", c);
     }
-    if (!sugar) {
-      PrintDumpCall(c, name);
-      return;
-    }
-    out_ += name;
-    out_ += '(';
-    PrintArgs(c.args);
-    PrintKwargs(c.kwargs, c.args.empty());
-    out_ += ')';
   }
 
   void PrintDispatch(const Call& c, const GlobalVar& callee) {
@@ -1217,7 +1096,7 @@ class Printer {
     PrintArgs(c.args);
     if (!c.attrs.empty()) {
       out_ += c.args.empty() ? "device=" : ", device=";
-      PrintExpr(c.attrs[0].second, 0);
+      PrintExpr(c.attrs[0].second);
     }
     out_ += ')';
   }
@@ -1231,22 +1110,17 @@ class Printer {
     TypePtr want;
   };
   const Callee& LookUpCallee(const std::string& name) {
-    if (callee_valid_ && callee_.name == name) return callee_;
-    callee_valid_ = true;
-    callee_.name = name;
-    callee_.fn = nullptr;
-    callee_.want = nullptr;
-    if (program_) {
-      // The program outlives the printer.
-      callee_.fn = program_->FindFunction(name).get();
+    if (callee_ && callee_->name == name) return *callee_;
+    // The program outlives the printer.
+    const Function* fn = program_ ? program_->FindFunction(name).get() : nullptr;
+    TypePtr want;
+    if (fn) {
+      want = fn->return_types.empty()       ? TypePtr(UnknownType::Get())
+             : fn->return_types.size() == 1 ? fn->return_types[0]
+                                            : TypePtr(ir::MakeNode<TupleType>(fn->return_types));
     }
-    if (const Function* fn = callee_.fn) {
-      callee_.want = fn->return_types.empty() ? TypePtr(UnknownType::Get())
-                     : fn->return_types.size() == 1
-                         ? fn->return_types[0]
-                         : TypePtr(ir::MakeNode<TupleType>(fn->return_types));
-    }
-    return callee_;
+    callee_ = Callee{name, fn, std::move(want)};
+    return *callee_;
   }
 
  private:
@@ -1265,8 +1139,7 @@ class Printer {
   std::vector<WindowEntry> windows_;  // in order of first use = declaration order
   UsedNames used_window_names_;
   std::deque<std::string> made_names_;  // names that are not a Var's own hint
-  Callee callee_;
-  bool callee_valid_ = false;
+  std::optional<Callee> callee_;
   // Alloc names printed in the sugar form, program-wide. Views into the alloc
   // calls' name= strings: the program outlives the printer.
   absl::flat_hash_set<std::string_view> sugar_allocs_;
@@ -1301,7 +1174,7 @@ std::string PrintNode(const NodePtr& node) {
   } else if (IsStmtKind(node->kind())) {
     p.PrintStmt(PtrCast<const Stmt>(node), 0);
   } else if (IsExprKind(node->kind())) {
-    p.PrintExpr(PtrCast<const Expr>(node), 0);
+    p.PrintExpr(PtrCast<const Expr>(node));
   } else if (IsTypeKind(node->kind())) {
     p.PrintType(PtrCast<const Type>(node));
   } else if (node->kind() == NodeKind::kOp) {

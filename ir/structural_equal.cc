@@ -16,8 +16,6 @@ namespace cds::ir {
 
 namespace {
 
-std::string Describe(const AttrValue& v);
-
 template <typename T>
 std::string ValueText(const T& v) {
   if constexpr (std::is_same_v<T, std::string>) {
@@ -31,27 +29,16 @@ std::string ValueText(const T& v) {
   } else if constexpr (std::is_same_v<T, DeviceSet>) {
     return v.ToString();
   } else if constexpr (std::is_same_v<T, AttrValue>) {
-    return Describe(v);
+    return std::visit([](const auto& x) { return ValueText(x); }, v);
+  } else if constexpr (std::is_same_v<T, EnumAttr>) {
+    return v.qualified;
+  } else if constexpr (std::is_same_v<T, ExprPtr>) {
+    return "<expr>";
   } else if constexpr (std::is_enum_v<T>) {
     return fmt::format("{}", static_cast<int>(v));
   } else {
     return "<value>";
   }
-}
-
-std::string Describe(const AttrValue& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, EnumAttr>) {
-          return x.qualified;
-        } else if constexpr (std::is_same_v<X, ExprPtr>) {
-          return "<expr>";
-        } else {
-          return ValueText(x);
-        }
-      },
-      v);
 }
 
 bool SameDouble(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
@@ -87,13 +74,7 @@ class EqualChecker {
     return Fields(*a, *b);
   }
 
-  EqualityResult Result(bool ok) {
-    EqualityResult r;
-    r.equal = ok;
-    r.path = first_path_;
-    r.reason = reason_;
-    return r;
-  }
+  EqualityResult Result(bool ok) { return {ok, first_path_, reason_}; }
 
  private:
   // Var-like nodes: mapped bijectively on first sight; their fields compared then.
@@ -158,7 +139,7 @@ class EqualChecker {
       return Value(x.second, y.second, owner, field);
     } else if constexpr (std::is_same_v<T, AttrValue>) {
       if (x.index() != y.index()) {
-        return Fail(fmt::format("{}.{}: {} vs {}", owner, field, Describe(x), Describe(y)));
+        return Fail(fmt::format("{}.{}: {} vs {}", owner, field, ValueText(x), ValueText(y)));
       }
       if (std::holds_alternative<ExprPtr>(x)) return Nodes(std::get<ExprPtr>(x), std::get<ExprPtr>(y));
       if (std::holds_alternative<double>(x)) {
@@ -166,7 +147,7 @@ class EqualChecker {
       } else if (x == y) {
         return true;
       }
-      return Fail(fmt::format("{}.{}: {} vs {}", owner, field, Describe(x), Describe(y)));
+      return Fail(fmt::format("{}.{}: {} vs {}", owner, field, ValueText(x), ValueText(y)));
     } else if constexpr (std::is_same_v<T, double>) {
       if (SameDouble(x, y)) return true;
       return Fail(fmt::format("{}.{}: {} vs {}", owner, field, x, y));

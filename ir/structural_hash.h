@@ -11,13 +11,9 @@ namespace cds::ir {
 // fields), never by address or name.
 uint64_t StructuralHash(const NodePtr& node);
 
-// StructuralEqual(lhs, rhs) and, when they are equal, StructuralHash(lhs) and
-// StructuralHash(rhs), in one simultaneous walk over both IRs (each node is loaded
-// once instead of three times). Both hashes are really computed, each from its own
-// side's nodes and its own first-sight indices, with the very function
-// StructuralHash uses: an equal verdict with different hashes still exposes a hash
-// that is inconsistent with equality. The hashes are unspecified when !equal (the
-// walk stops at the first difference; call StructuralEqualWhere for its path).
+// StructuralEqual(lhs, rhs) and, when they are equal, the StructuralHash of each
+// side (the round trip's check that equal IRs hash equal). The hashes are 0 when
+// !equal.
 struct EqualAndHashes {
   bool equal = false;
   uint64_t lhs_hash = 0;

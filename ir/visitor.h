@@ -26,29 +26,17 @@ class IRVisitor {
   template <typename T>
   void VisitChildren(const T& node) {
     ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
-      if (role != FieldRole::kIgnored) Value(value, role);
+      if (role == FieldRole::kIgnored) return;
+      detail::ForEachNodeRef(value, [&](const auto& ref) {
+        using N = typename std::decay_t<decltype(ref)>::element_type;
+        if (!ref) return;
+        if (role != FieldRole::kDef) {
+          VisitNode(ref);
+        } else if constexpr (std::is_base_of_v<Var, N>) {
+          VisitDef(ref);
+        }
+      });
     });
-  }
-
- private:
-  template <typename T>
-  void Value(const T& v, FieldRole role) {
-    if constexpr (detail::IsNodePtr<T>::value) {
-      if (!v) return;
-      if (role == FieldRole::kDef) {
-        if constexpr (std::is_base_of_v<Var, typename T::element_type>) VisitDef(v);
-      } else {
-        VisitNode(v);
-      }
-    } else if constexpr (detail::IsVector<T>::value) {
-      for (const auto& e : v) Value(e, role);
-    } else if constexpr (detail::IsOptional<T>::value) {
-      if (v) Value(*v, role);
-    } else if constexpr (detail::IsPair<T>::value) {
-      Value(v.second, role);
-    } else if constexpr (std::is_same_v<T, AttrValue>) {
-      if (const auto* e = std::get_if<ExprPtr>(&v)) Value(*e, role);
-    }
   }
 };
 

@@ -35,29 +35,21 @@ struct Children {
 
   template <typename T>
   void Value(const T& v, FieldRole role) {
-    if constexpr (detail::IsNodePtr<T>::value) {
-      using N = typename T::element_type;
-      if (!v) return;
+    detail::ForEachNodeRef(v, [&](const auto& ref) {
+      using N = typename std::decay_t<decltype(ref)>::element_type;
+      if (!ref) return;
       if constexpr (std::is_base_of_v<Stmt, N>) {
-        if constexpr (W == Want::kStmts) Pass<StmtPtr>(v);
+        if constexpr (W == Want::kStmts) Pass<StmtPtr>(ref);
       } else if constexpr (std::is_base_of_v<Expr, N>) {
         if constexpr (W == Want::kOperands) {
           if (role == FieldRole::kDef) {
-            DefinitionReads(*v);
+            DefinitionReads(*ref);
           } else {
-            Pass<ExprPtr>(v);
+            Pass<ExprPtr>(ref);
           }
         }
       }
-    } else if constexpr (detail::IsVector<T>::value) {
-      for (const auto& e : v) Value(e, role);
-    } else if constexpr (detail::IsOptional<T>::value) {
-      if (v) Value(*v, role);
-    } else if constexpr (detail::IsPair<T>::value) {
-      Value(v.second, role);
-    } else if constexpr (std::is_same_v<T, AttrValue>) {
-      if (const auto* e = std::get_if<ExprPtr>(&v)) Value(*e, role);
-    }
+    });
   }
 
   // A field already of the callback's pointer type goes through as is: a
@@ -73,13 +65,10 @@ struct Children {
 
   // The expressions a definition node reads: its own usual expression fields.
   void DefinitionReads(const Expr& def) {
-    DispatchNode(def, [&](const auto& node) { Fields(node); });
-  }
-
-  template <typename T>
-  void Fields(const T& node) {
-    ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
-      if (role == FieldRole::kUsual) Value(value, role);
+    DispatchNode(def, [&](const auto& node) {
+      ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
+        if (role == FieldRole::kUsual) Value(value, role);
+      });
     });
   }
 };

@@ -5,6 +5,7 @@
 
 #include "ir/builder.h"
 #include "ir/op_registry.h"
+#include "ir/printer.h"
 #include "tests/text/roundtrip_util.h"
 
 namespace cds::ir {
@@ -31,6 +32,12 @@ ProgramPtr Prog(std::vector<FunctionPtr> fns) {
 
 CallPtr AllocCall(ExprPtr size, std::string name) {
   return MakeOpCall(ops::kAllocWindowBuffer, {std::move(size)}, {{"name", std::move(name)}});
+}
+
+// A string literal: the quote, the backslash, newline, tab and carriage return
+// take their one-letter escapes, other control characters \xNN.
+TEST(TextRoundTrip, StringEscapes) {
+  EXPECT_EQ(PrintNode(Str("q\"b\\n\nt\tr\rc\x01.")), R"("q\"b\\n\nt\tr\rc\x01.")");
 }
 
 TEST(TextRoundTrip, UserFormHostProgram) {
