@@ -83,18 +83,6 @@ void ForEachChild(const Node& n, F& f) {
   });
 }
 
-// The Vars a definition field holds: one Var, or a list of them.
-template <typename T, typename F>
-void ForEachVarIn(const T& value, F& f) {
-  if constexpr (detail::IsNodePtr<T>::value) {
-    if constexpr (std::is_base_of_v<Var, typename T::element_type>) {
-      if (value) f(*value);
-    }
-  } else if constexpr (detail::IsVector<T>::value) {
-    for (const auto& v : value) ForEachVarIn(v, f);
-  }
-}
-
 }  // namespace walk_detail
 
 // f(const StmtPtr&) for each statement held directly by `s`: a SeqStmts' list, a
@@ -129,7 +117,12 @@ void ForEachDefinedVar(const Stmt& s, F&& f) {
   DispatchNode(s, [&](const auto& node) {
     ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
       if (role != FieldRole::kDef) return;
-      walk_detail::ForEachVarIn(value, f);
+      detail::ForEachNodeRef(value, [&](const auto& ref) {
+        using N = typename std::decay_t<decltype(ref)>::element_type;
+        if constexpr (std::is_base_of_v<Var, N>) {
+          if (ref) f(*ref);
+        }
+      });
     });
   });
 }

@@ -55,15 +55,15 @@ void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
   }
   // The printout is not needed any more: give its memory back before the walk.
   std::string().swap(text);
-  // One simultaneous walk over (program, reparsed) decides equality and computes
-  // both structural hashes. The path-reporting comparison runs only on a difference.
+  // Equality and both structural hashes first; the path-reporting comparison runs
+  // only on a difference.
   EqualAndHashes eh = StructuralEqualAndHash(program, reparsed);
   if (!eh.equal) {
     EqualityResult eq = StructuralEqualWhere(program, reparsed);
     if (eq.equal) {
-      // Cannot happen (both walks implement one equality); keep a report anyway.
+      // Cannot happen (both implement one equality); keep a report anyway.
       eq.path = "<program>";
-      eq.reason = "the fused equality walk and StructuralEqualWhere disagree";
+      eq.reason = "StructuralEqualAndHash and StructuralEqualWhere disagree";
     }
     sink.Report(CheckId::kRoundTripMismatch,
                 fmt::format("parse(print('{}')) differs from the program at {}: {}", pname, eq.path,
