@@ -22,7 +22,7 @@ struct OpInfo {
   // Deduces the result type from checked arguments; throws ValueError(span) when
   // argument types are wrong.
   std::function<TypePtr(std::span<const ExprPtr> args, std::span<const Kwarg> kwargs, const Span& span)> deduce;
-  OpPtr op;  // the one Op node of this op, set by the registry
+  OpPtr op = nullptr;  // the one Op node of this op, set by the registry
 };
 
 // Op names used across the project.
