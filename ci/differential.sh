@@ -17,7 +17,7 @@
 # constructs PyPTO's DSL refuses, docs/pypto.md). --passes/--until: PyPTO's passes
 # (cds-pypto export); the default is SynthesizeAllReduceSignals,
 # MaterializeCommDomainScopes. --no-reduce: file symptoms unreduced. --build-dir:
-# harness tools already built there (default: build/dev, built if missing). --out:
+# the harness tools already built there (default: build/dev, as ci/test.sh builds it). --out:
 # working folder (default build/differential). --python: the Python that has
 # PyPTO (default: the build's own, Python3_EXECUTABLE of its CMake cache, which
 # the `pypto` tests use too).
@@ -25,7 +25,7 @@
 # PyPTO must be importable by PY (PYTHONPATH may name a build's python/ folder).
 # Exit codes: 0 every symptom of PyPTO's passes is a known one; 1: new ones were filed in
 # corpus/upstream/; 2: the campaign could not run (bad argument, PyPTO not
-# importable, a tool failed to build).
+# importable, a harness tool missing).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,16 +63,13 @@ done
 
 log() { printf '[differential %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-if [[ -z "$BUILD_DIR" ]]; then
-  BUILD_DIR="$ROOT/build/dev"
-  # Only the harness's own tools are built here; PyPTO is never built by this repository
-  # (docs/pypto.md points to PyPTO's own README).
-  log "building the harness tools cds-opt, cds-gen, cds-reduce in $BUILD_DIR"
-  { cmake --preset dev >/dev/null && cmake --build "$BUILD_DIR" -j"$(nproc)" --target cds-opt cds-gen cds-reduce; } ||
-    { echo "differential.sh: building the harness tools failed" >&2; exit 2; }
-fi
+BUILD_DIR=${BUILD_DIR:-$ROOT/build/dev}
 for tool in cds-opt/cds-opt cds-gen/cds-gen cds-reduce/cds-reduce; do
-  [[ -x "$BUILD_DIR/tools/$tool" ]] || { echo "differential.sh: no $BUILD_DIR/tools/$tool" >&2; exit 2; }
+  [[ -x "$BUILD_DIR/tools/$tool" ]] || {
+    echo "differential.sh: no $BUILD_DIR/tools/$tool; build the harness first (ci/test.sh, or" \
+      "cmake --preset dev && cmake --build build/dev --target cds-opt cds-gen cds-reduce)" >&2
+    exit 2
+  }
 done
 if [[ -z "$PYTHON" ]]; then
   PYTHON=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | head -n1)
