@@ -99,7 +99,7 @@ void BM_Print(benchmark::State& state) {
   auto p = cds::ir::ParseProgram(text, Options());
   size_t out_bytes = 0;
   for (auto _ : state) {
-    std::string out = cds::ir::PrintProgram(p);
+    std::string out = cds::ir::PrintProgram(p, text.size());
     out_bytes = out.size();
     benchmark::DoNotOptimize(out);
     // As for the parse: freeing the text is not printing. A 100 MB text goes back

@@ -154,6 +154,7 @@ class Printer {
   explicit Printer(const Program* program) : program_(program) {}
 
   std::string Take() { return std::move(out_); }
+  void Reserve(size_t bytes) { out_.reserve(bytes); }
 
   void PrintProgram(const Program& p) {
     for (const auto& d : p.dynamic_dims) {
@@ -174,24 +175,7 @@ class Printer {
     for (size_t i = 0; i < p.functions.size(); ++i) {
       if (i) out_ += '\n';
       PrintFunction(*p.functions[i]);
-      ReserveForTheRest(i + 1, p.functions.size());
     }
-  }
-
-  // The text so far predicts the rest: reserve for it once, instead of letting the
-  // doubling of a large buffer copy the text and fault in twice its pages. From
-  // 64 KiB on, where malloc starts handing out fresh mappings.
-  void ReserveForTheRest(size_t done, size_t total) {
-    if (done == total || out_.capacity() - out_.size() >= 4096 || out_.size() < (size_t{64} << 10))
-      return;
-    const double rest = static_cast<double>(out_.size()) / static_cast<double>(done) *
-                        static_cast<double>(total - done);
-    // A quarter more than predicted, should the first functions be short: a second
-    // reserve would copy the whole text again.
-    out_.reserve(out_.size() + static_cast<size_t>(rest * 1.25) + (size_t{64} << 10));
-    // A buffer this large is a fresh mapping: fault it in with one call rather than
-    // a trap per page as the text reaches it.
-    node_arena::PopulateForWrite(out_.data() + out_.size(), out_.capacity() - out_.size());
   }
 
   // Every variable the function defines is named before anything is printed:
@@ -1157,9 +1141,10 @@ class Printer {
 
 }  // namespace
 
-std::string PrintProgram(const ProgramPtr& program) {
+std::string PrintProgram(const ProgramPtr& program, size_t expected_bytes) {
   if (!program) return {};
   Printer p(program.get());
+  p.Reserve(expected_bytes);
   p.PrintProgram(*program);
   return p.Take();
 }

@@ -12,7 +12,13 @@ namespace cds::ir {
 // A whole program as a `.pyir` file. For a self-contained program P,
 // ParseProgram(PrintProgram(P)) is structurally equal to P with an equal hash, and
 // printing is a fixed point.
-std::string PrintProgram(const ProgramPtr& program);
+//
+// `expected_bytes` is the caller's guess of the text's size (a tool knows its
+// input's). The buffer is reserved for it up front: grown by doubling instead, a
+// text of many megabytes is copied about once more and its pages are faulted in
+// about twice. A generous guess costs address space only; pages are touched as
+// the text reaches them.
+std::string PrintProgram(const ProgramPtr& program, size_t expected_bytes = 0);
 
 // Any node as text, for messages and debugging (fragments need not reparse).
 std::string PrintNode(const NodePtr& node);

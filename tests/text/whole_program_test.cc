@@ -471,5 +471,22 @@ TEST(TextWholeProgramShapes, TypedOpaqueCallsUseTheDumpForm) {
   EXPECT_TRUE(RoundTrips(p));
 }
 
+// The buffer a caller reserves is room, not text: the window declarations, written
+// before a body that is printed first, land in the same place whether the output
+// had to grow around them or not.
+TEST(TextWholeProgramShapes, ReservedOutputLeavesTheTextAlone) {
+  const std::string text = R"(@pl.program
+class P:
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self):
+        pl._dump.window_buffer("buf_window", base="buf", size=256 * 4, load_from_host=False, store_to_host=False)
+        buf: pl.Ptr = pld.tensor.alloc_window_buffer(256 * 4)
+        data: pld.DistributedTensor[[256], pl.FP32, pl._dump.window_ref("buf_window")] = pl._dump.call("pld.tensor.window", [buf, [256]], pld.DistributedTensor[[256], pl.FP32, pl._dump.window_ref("buf_window")], kwargs={"dtype": pl.FP32})
+)";
+  auto p = Parse(text);
+  for (size_t expected : {size_t{0}, size_t{1}, text.size() / 2, text.size(), 100 * text.size()})
+    EXPECT_EQ(PrintProgram(p, expected), text) << "expected_bytes=" << expected;
+}
+
 }  // namespace
 }  // namespace cds::ir

@@ -52,12 +52,15 @@ struct Sources {
   }
 };
 
-std::string Emit(const ir::ProgramPtr& program, EmitKind kind) {
+std::string Emit(const ir::ProgramPtr& program, EmitKind kind, std::string_view input) {
 #if CDS_OPT_HAS_DOT
   if (kind == EmitKind::kDot) return dot::EmitDot(program);
 #endif
   CDS_CHECK(kind == EmitKind::kPyir, "--emit=dot requested from a build without tools/dot");
-  return ir::PrintProgram(program);
+  // The pipeline's output of a dispatch-heavy host orchestrator is about 2.5 times
+  // its input (window declarations, scopes, typed views); reserving 4 times costs
+  // address space, not memory.
+  return ir::PrintProgram(program, 4 * input.size());
 }
 
 std::string VerifierMessage(const verify::Diagnostic& d) {
@@ -228,9 +231,9 @@ int RunOpt(std::string_view whole, const OptOptions& options, const ProcessFn& p
       } else {
         program = process ? process(program, options) : ProcessProgram(program, options);
         if (out->empty()) {
-          *out = Emit(program, options.emit);
+          *out = Emit(program, options.emit, chunks[i].text);
         } else {
-          out->append(Emit(program, options.emit));
+          out->append(Emit(program, options.emit, chunks[i].text));
         }
       }
     } catch (const driver::VerificationError& e) {
