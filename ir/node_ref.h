@@ -57,26 +57,10 @@ class NodeRef {
     if (p_ && ReleaseNode(AsNode(p_))) DestroyNode(AsNode(p_));
   }
 
-  NodeRef& operator=(const NodeRef& o) noexcept {
-    NodeRef(o).swap(*this);
-    return *this;
-  }
-  NodeRef& operator=(NodeRef&& o) noexcept {
-    NodeRef(std::move(o)).swap(*this);
-    return *this;
-  }
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
-  NodeRef& operator=(const NodeRef<U>& o) noexcept {
-    NodeRef(o).swap(*this);
-    return *this;
-  }
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
-  NodeRef& operator=(NodeRef<U>&& o) noexcept {
-    NodeRef(std::move(o)).swap(*this);
-    return *this;
-  }
-  NodeRef& operator=(std::nullptr_t) noexcept {
-    reset();
+  // Copy, move, converting and null assignment alike: the argument is built by
+  // the matching constructor and swapped in, and the old node goes with it.
+  NodeRef& operator=(NodeRef o) noexcept {
+    swap(o);
     return *this;
   }
 

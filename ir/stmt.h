@@ -104,7 +104,6 @@ class ForStmt final : public Stmt {
                            UsualField("body", &ForStmt::body), DefField("return_vars", &ForStmt::return_vars));
   }
 };
-using ForStmtPtr = NodeRef<const ForStmt>;
 
 class WhileStmt final : public Stmt {
  public:
@@ -179,7 +178,5 @@ class ScopeStmt final : public Stmt {
                            UsualField("body", &ScopeStmt::body));
   }
 };
-
-using AssignStmtPtr = NodeRef<const AssignStmt>;
 
 }  // namespace cds::ir

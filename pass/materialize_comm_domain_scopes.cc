@@ -472,10 +472,10 @@ void MergeCoverage(Host& host) {
 
 void BuildWindowBuffers(Host& host) {
   for (auto& alloc : host.allocs) {
-    auto wb = ir::MakeNode<ir::WindowBuffer>(alloc.var(), WindowBufferSizeBytes(alloc.call()),
-                                             false, false);
-    wb->set_span(alloc.span);
-    alloc.window_buffer = std::move(wb);
+    alloc.window_buffer =
+        ir::WithSpan(ir::MakeNode<ir::WindowBuffer>(
+                         alloc.var(), WindowBufferSizeBytes(alloc.call()), false, false),
+                     alloc.span);
   }
 }
 
@@ -541,9 +541,7 @@ class ViewRetyper final : public ir::IRMutator {
         value = std::move(minted);
       }
     }
-    auto stmt = ir::MakeNode<ir::AssignStmt>(std::move(var), std::move(value));
-    stmt->set_span(a->span());
-    return stmt;
+    return ir::Assign(std::move(var), std::move(value), a->span());
   }
 
   // A tuple's type lists its elements' types: a tuple with a retyped element is
@@ -556,9 +554,8 @@ class ViewRetyper final : public ir::IRMutator {
       changed |= elements.back() != e;
     }
     if (!changed) return t;
-    auto tuple = ir::MakeNode<ir::MakeTuple>(std::move(elements), t->parenthesized);
-    tuple->set_span(t->span());
-    return tuple;
+    return ir::WithSpan(ir::MakeNode<ir::MakeTuple>(std::move(elements), t->parenthesized),
+                        t->span());
   }
 
   // Most statements mention no view: they are not copied to find that out.
@@ -583,9 +580,7 @@ class ViewRetyper final : public ir::IRMutator {
       auto type = ir::MakeNode<ir::DistributedTensorType>(
           static_cast<const ir::DistributedTensorType&>(*var.type));
       type->window_buffer = host_.allocs[view.alloc].window_buffer;
-      auto fresh = ir::MakeNode<Var>(var.name_hint, std::move(type));
-      fresh->set_span(var.span());
-      view.fresh = std::move(fresh);
+      view.fresh = ir::MakeVar(var.name_hint, std::move(type), var.span());
     }
     return &view.fresh;
   }
@@ -608,11 +603,6 @@ class ViewRetyper final : public ir::IRMutator {
   Host& host_;
   absl::flat_hash_map<const Var*, ExprPtr> carried_;  // old IterArg -> its replacement
 };
-
-StmtPtr RetypeViews(const StmtPtr& body, Host& host) {
-  ViewRetyper retyper(host);
-  return retyper.MutateStmt(body);
-}
 
 // ---------------------------------------------------------------------------
 // Step 7: cluster the allocs into comm domains and wrap the body
@@ -688,7 +678,7 @@ ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f,
   // 5.   One WindowBuffer per alloc: base = the alloc's Var, size in bytes.
   BuildWindowBuffers(host);
   // 6.   Every view Var is replaced by one typed with its alloc's WindowBuffer.
-  StmtPtr body = RetypeViews(f->body, host);
+  StmtPtr body = ViewRetyper(host).MutateStmt(f->body);
   // 7.   Allocs with equal coverage share a comm domain; the domains wrap the body.
   auto out = ir::MakeNode<ir::Function>(*f);
   out->body = WrapInScopes(body, ClusterAllocs(host));
@@ -711,10 +701,9 @@ ir::ProgramPtr MaterializeCommDomainScopes(const ir::ProgramPtr& program) {
     changed |= functions.back() != f;
   }
   if (!changed) return program;
-  auto result =
-      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
-  result->set_span(program->span());
-  return result;
+  return ir::WithSpan(
+      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions)),
+      program->span());
 }
 
 }  // namespace cds::pass

@@ -28,12 +28,10 @@ class IRPropertySet {
   IRPropertySet(std::initializer_list<IRProperty> props);
   bool Contains(IRProperty p) const { return (bits_ >> static_cast<unsigned>(p)) & 1u; }
   void Insert(IRProperty p) { bits_ |= 1u << static_cast<unsigned>(p); }
-  void Erase(IRProperty p) { bits_ &= ~(1u << static_cast<unsigned>(p)); }
   bool Empty() const { return bits_ == 0; }
   // Properties of `this` missing from `other`.
   IRPropertySet Minus(const IRPropertySet& other) const;
   IRPropertySet Union(const IRPropertySet& other) const;
-  std::vector<IRProperty> Values() const;
   std::string ToString() const;  // "{A, B}"
   bool operator==(const IRPropertySet& o) const { return bits_ == o.bits_; }
 
