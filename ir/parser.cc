@@ -639,18 +639,16 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
       Fail(Peek(), fmt::format("parameter '{}' needs a type annotation", Echo(pname.text)));
     Next();
     ParamDirection dir = ParamDirection::kIn;
-    TypePtr type;
-    if ((AtName("pl") && At(Tok::kDot, 1) && (AtName("Out", 2) || AtName("InOut", 2)) &&
-         At(Tok::kLBracket, 3))) {
+    const bool directed = AtName("pl") && At(Tok::kDot, 1) &&
+                          (AtName("Out", 2) || AtName("InOut", 2)) && At(Tok::kLBracket, 3);
+    if (directed) {
       Next();
       Next();
       dir = Eq(Next().text, "Out") ? ParamDirection::kOut : ParamDirection::kInOut;
       Next();
-      type = ParseType();
-      Expect(Tok::kRBracket);
-    } else {
-      type = ParseType();
     }
+    TypePtr type = ParseType();
+    if (directed) Expect(Tok::kRBracket);
     for (const auto& p : sig->params) {
       if (p->name_hint == pname.text)
         Fail(pname, fmt::format("duplicate parameter '{}'", Echo(pname.text)));
@@ -1232,19 +1230,15 @@ StmtPtr Parser::ParseFor() {
   }
   ExpectName("in");
   Path p = ParsePath();
-  ForKind kind = ForKind::kRange;
-  if (p.Is("pl", "range")) {
-    kind = ForKind::kRange;
-  } else if (p.Is("pl", "unroll")) {
-    kind = ForKind::kUnroll;
-  } else if (p.Is("pl", "parallel")) {
-    kind = ForKind::kParallel;
-  } else {
+  const std::optional<ForKind> for_kind =
+      p.n == 2 && Eq(p.parts[0], "pl") ? ForKindFromName(p.parts[1]) : std::nullopt;
+  if (!for_kind) {
     Fail(p.first,
          fmt::format(
              "expected pl.range(...), pl.unroll(...) or pl.parallel(...) after 'in', got '{}'",
              Echo(p.Join())));
   }
+  const ForKind kind = *for_kind;
   Token lp = Expect(Tok::kLParen);
   std::array<ExprPtr, 3> args;
   size_t arg_count = 0;
@@ -1825,15 +1819,13 @@ AttrValue Parser::ParseAttrValue() {
     return d == Tok::kComma || d == Tok::kRParen || d == Tok::kRBrace;
   };
   const Token& t = Peek();
-  if (t.kind == Tok::kInt && delim(1)) return ParseIntToken(Next(), false);
-  if (t.kind == Tok::kFloat && delim(1)) return ParseFloatToken(Next());
-  if (t.kind == Tok::kMinus && At(Tok::kInt, 1) && delim(2)) {
-    Next();
-    return ParseIntToken(Next(), true);
-  }
-  if (t.kind == Tok::kMinus && At(Tok::kFloat, 1) && delim(2)) {
-    Next();
-    return -ParseFloatToken(Next());
+  // A number, negative or not.
+  const bool neg = t.kind == Tok::kMinus;
+  if ((At(Tok::kInt, neg) || At(Tok::kFloat, neg)) && delim(neg + 1)) {
+    if (neg) Next();
+    const Token n = Next();
+    if (n.kind == Tok::kInt) return ParseIntToken(n, neg);
+    return neg ? -ParseFloatToken(n) : ParseFloatToken(n);
   }
   if (t.kind == Tok::kString && delim(1)) return Lexer::DecodeString(Next().text);
   if (t.kind == Tok::kName && (Eq(t.text, "True") || Eq(t.text, "False")) && delim(1)) {

@@ -1,5 +1,6 @@
 #include "pass/pass_manager.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -20,22 +21,6 @@ static_assert(std::size(kPropertyNames) == std::size(kAllProperties));
 }  // namespace
 
 std::string_view IRPropertyName(IRProperty p) { return kPropertyNames[static_cast<size_t>(p)]; }
-
-IRPropertySet::IRPropertySet(std::initializer_list<IRProperty> props) {
-  for (IRProperty p : props) Insert(p);
-}
-
-IRPropertySet IRPropertySet::Minus(const IRPropertySet& other) const {
-  IRPropertySet r;
-  r.bits_ = bits_ & ~other.bits_;
-  return r;
-}
-
-IRPropertySet IRPropertySet::Union(const IRPropertySet& other) const {
-  IRPropertySet r;
-  r.bits_ = bits_ | other.bits_;
-  return r;
-}
 
 std::string IRPropertySet::ToString() const {
   std::vector<std::string_view> names;
@@ -88,17 +73,13 @@ const PassInfo& KnownPass(std::string_view name) {
 std::vector<const PassInfo*> ParsePipeline(std::string_view pipeline) {
   std::vector<const PassInfo*> out;
   if (Trim(pipeline).empty()) return out;
-  size_t pos = 0;
-  while (true) {
-    size_t comma = pipeline.find(',', pos);
-    std::string_view name = Trim(pipeline.substr(
-        pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+  for (size_t begin = 0, end = 0; begin <= pipeline.size(); begin = end + 1) {
+    end = std::min(pipeline.find(',', begin), pipeline.size());
+    const std::string_view name = Trim(pipeline.substr(begin, end - begin));
     if (name.empty()) {
       throw ValueError(fmt::format("empty pass name in pipeline '{}'", pipeline), ir::Span{});
     }
     out.push_back(&KnownPass(name));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
   }
   return out;
 }
