@@ -14,7 +14,6 @@
 // nothing either; TryAs checks the kind).
 
 #include <cstddef>
-#include <functional>
 #include <type_traits>
 #include <utility>
 
@@ -108,10 +107,6 @@ template <typename T>
 bool operator==(const NodeRef<T>& a, std::nullptr_t) noexcept {
   return !a;
 }
-template <typename T, typename U>
-bool operator<(const NodeRef<T>& a, const NodeRef<U>& b) noexcept {
-  return std::less<const void*>()(a.get(), b.get());
-}
 
 // static_pointer_cast for NodeRef; the rvalue overload moves the count along.
 template <typename T, typename U>
@@ -124,8 +119,3 @@ NodeRef<T> PtrCast(NodeRef<U>&& r) noexcept {
 }
 
 }  // namespace cds::ir
-
-template <typename T>
-struct std::hash<cds::ir::NodeRef<T>> {
-  size_t operator()(const cds::ir::NodeRef<T>& r) const noexcept { return std::hash<T*>()(r.get()); }
-};

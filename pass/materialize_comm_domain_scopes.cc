@@ -580,7 +580,9 @@ class ViewRetyper final : public ir::IRMutator {
       auto type = ir::MakeNode<ir::DistributedTensorType>(
           static_cast<const ir::DistributedTensorType&>(*var.type));
       type->window_buffer = host_.allocs[view.alloc].window_buffer;
-      view.fresh = ir::MakeVar(var.name_hint, std::move(type), var.span());
+      auto fresh = ir::MakeNode<Var>(var.name_hint, std::move(type));
+      fresh->set_span(var.span());
+      view.fresh = std::move(fresh);
     }
     return &view.fresh;
   }
@@ -603,6 +605,11 @@ class ViewRetyper final : public ir::IRMutator {
   Host& host_;
   absl::flat_hash_map<const Var*, ExprPtr> carried_;  // old IterArg -> its replacement
 };
+
+StmtPtr RetypeViews(const StmtPtr& body, Host& host) {
+  ViewRetyper retyper(host);
+  return retyper.MutateStmt(body);
+}
 
 // ---------------------------------------------------------------------------
 // Step 7: cluster the allocs into comm domains and wrap the body
@@ -678,7 +685,7 @@ ir::FunctionPtr MaterializeHost(const ir::FunctionPtr& f,
   // 5.   One WindowBuffer per alloc: base = the alloc's Var, size in bytes.
   BuildWindowBuffers(host);
   // 6.   Every view Var is replaced by one typed with its alloc's WindowBuffer.
-  StmtPtr body = ViewRetyper(host).MutateStmt(f->body);
+  StmtPtr body = RetypeViews(f->body, host);
   // 7.   Allocs with equal coverage share a comm domain; the domains wrap the body.
   auto out = ir::MakeNode<ir::Function>(*f);
   out->body = WrapInScopes(body, ClusterAllocs(host));
@@ -701,9 +708,10 @@ ir::ProgramPtr MaterializeCommDomainScopes(const ir::ProgramPtr& program) {
     changed |= functions.back() != f;
   }
   if (!changed) return program;
-  return ir::WithSpan(
-      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions)),
-      program->span());
+  auto result =
+      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
+  result->set_span(program->span());
+  return result;
 }
 
 }  // namespace cds::pass
