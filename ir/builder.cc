@@ -6,14 +6,6 @@
 
 namespace cds::ir {
 
-namespace {
-template <typename T>
-NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
-  n->set_span(span);
-  return n;
-}
-}  // namespace
-
 TypePtr ScalarTy(DataType dt) { return ScalarType::Get(dt); }
 
 TypePtr TensorTy(NodeList<ExprPtr> shape, DataType dt) {
@@ -42,17 +34,8 @@ ExprPtr Tuple(NodeList<ExprPtr> elements, Span span) {
 }
 
 DataType PromoteDataTypes(BinaryOp op, DataType a, DataType b) {
-  switch (op) {
-    case BinaryOp::kEq:
-    case BinaryOp::kNe:
-    case BinaryOp::kLt:
-    case BinaryOp::kLe:
-    case BinaryOp::kGt:
-    case BinaryOp::kGe:
-    case BinaryOp::kAnd:
-    case BinaryOp::kOr: return DataType::kBool;
-    default: break;
-  }
+  // Comparisons and logic are the last operators of BinaryOp.
+  if (op >= BinaryOp::kEq) return DataType::kBool;
   if (IsFloat(a) || IsFloat(b)) {
     if (!IsFloat(a)) return b;
     if (!IsFloat(b)) return a;
@@ -63,7 +46,7 @@ DataType PromoteDataTypes(BinaryOp op, DataType a, DataType b) {
 }
 
 static const ScalarType* ScalarOrNull(const ExprPtr& e) {
-  if (!e || !e->type || e->type->kind() != NodeKind::kScalarType) return nullptr;
+  if (!HasTypeKind(e, NodeKind::kScalarType)) return nullptr;
   return static_cast<const ScalarType*>(e->type.get());
 }
 
@@ -84,16 +67,14 @@ ExprPtr Unary(UnaryOp op, ExprPtr x, Span span) {
   return WithSpan(MakeNode<UnaryExpr>(op, std::move(x), std::move(t)), span);
 }
 
-CallPtr MakeFunctionCall(std::string callee, NodeList<ExprPtr> args, ExprPtr device, TypePtr result_type,
-                         Span span) {
-  auto gv = MakeNode<GlobalVar>(std::move(callee));
-  gv->set_span(span);
+CallPtr MakeFunctionCall(std::string callee, NodeList<ExprPtr> args, ExprPtr device,
+                         TypePtr result_type, Span span) {
   ExprAttrList attrs;
   if (device) attrs.emplace_back("device", std::move(device));
-  auto call = MakeNode<Call>(std::move(gv), std::move(args), KwargList{}, std::move(attrs),
-                                     result_type ? std::move(result_type) : UnknownType::Get());
-  call->set_span(span);
-  return call;
+  return WithSpan(MakeNode<Call>(WithSpan(MakeNode<GlobalVar>(std::move(callee)), span),
+                                 std::move(args), KwargList{}, std::move(attrs),
+                                 result_type ? std::move(result_type) : UnknownType::Get()),
+                  span);
 }
 
 StmtPtr Assign(VarPtr var, ExprPtr value, Span span) {

@@ -11,6 +11,13 @@
 
 namespace cds::ir {
 
+// `n`, a node just made, with its span set.
+template <typename T>
+NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
+  n->set_span(span);
+  return n;
+}
+
 TypePtr ScalarTy(DataType dt);
 TypePtr TensorTy(NodeList<ExprPtr> shape, DataType dt);
 TypePtr DistTensorTy(NodeList<ExprPtr> shape, DataType dt, WindowBufferPtr wb = nullptr);

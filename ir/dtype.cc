@@ -6,17 +6,18 @@
 
 namespace cds::ir {
 
-std::string_view DataTypeName(DataType dt) {
-  // Indexed by DataType.
-  static constexpr std::string_view kNames[] = {"BOOL",  "INT8",   "INT16",  "INT32",  "INT64",
-                                                "UINT8", "UINT16", "UINT32", "UINT64", "FP16",
-                                                "BF16",  "FP32",   "FP64",   "INDEX"};
-  static_assert(std::size(kNames) == std::size(kAllDataTypes));
-  const auto i = static_cast<size_t>(dt);
-  return i < std::size(kNames) ? kNames[i] : "?";
-}
-
 namespace {
+
+// Indexed by DataType.
+struct DataTypeInfo {
+  std::string_view name;
+  int64_t bytes;
+};
+constexpr DataTypeInfo kInfo[] = {{"BOOL", 1},   {"INT8", 1},  {"INT16", 2},  {"INT32", 4},
+                                  {"INT64", 8},  {"UINT8", 1}, {"UINT16", 2}, {"UINT32", 4},
+                                  {"UINT64", 8}, {"FP16", 2},  {"BF16", 2},   {"FP32", 4},
+                                  {"FP64", 8},   {"INDEX", 8}};
+static_assert(std::size(kInfo) == std::size(kAllDataTypes));
 
 // The parser looks up a dtype name for every `pl.X` it meets (28k times per MB of
 // host code): names fit in 8 bytes, so each is compared as one integer.
@@ -28,6 +29,11 @@ uint64_t PackName(std::string_view s) {
 }
 
 }  // namespace
+
+std::string_view DataTypeName(DataType dt) {
+  const auto i = static_cast<size_t>(dt);
+  return i < std::size(kInfo) ? kInfo[i].name : "?";
+}
 
 std::optional<DataType> DataTypeFromName(std::string_view name) {
   struct Packed {
@@ -51,23 +57,8 @@ std::optional<DataType> DataTypeFromName(std::string_view name) {
 }
 
 int64_t DataTypeBytes(DataType dt) {
-  switch (dt) {
-    case DataType::kBool:
-    case DataType::kInt8:
-    case DataType::kUInt8: return 1;
-    case DataType::kInt16:
-    case DataType::kUInt16:
-    case DataType::kFP16:
-    case DataType::kBF16: return 2;
-    case DataType::kInt32:
-    case DataType::kUInt32:
-    case DataType::kFP32: return 4;
-    case DataType::kInt64:
-    case DataType::kUInt64:
-    case DataType::kFP64:
-    case DataType::kIndex: return 8;
-  }
-  return 0;
+  const auto i = static_cast<size_t>(dt);
+  return i < std::size(kInfo) ? kInfo[i].bytes : 0;
 }
 
 bool IsFloat(DataType dt) {

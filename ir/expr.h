@@ -19,6 +19,11 @@ class Expr : public Node {
   Expr(NodeKind kind, TypePtr t) : Node(kind), type(std::move(t)) {}
 };
 
+// Whether `e` is present and typed with a type of kind `type_kind`.
+inline bool HasTypeKind(const ExprPtr& e, NodeKind type_kind) {
+  return e && e->type && e->type->kind() == type_kind;
+}
+
 // A variable. Identity is the object: two Vars with one name are different
 // variables. name_hint is for printing only.
 class Var : public Expr {
@@ -109,6 +114,7 @@ class ConstString final : public Expr {
   static constexpr auto Fields() { return std::make_tuple(UsualField("value", &ConstString::value)); }
 };
 
+// Comparisons and logic (the operators that give BOOL) come last, from kEq on.
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kFloorDiv, kFloorMod, kDiv, kMin, kMax,
                                 kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr };
 enum class UnaryOp : uint8_t { kNot, kNeg };

@@ -109,9 +109,7 @@ class Lexer {
   };
   RawBlock TakeRawBlock(const Token& newline);
 
-  Span SpanAt(int32_t line, int32_t col) const { return Span{file_, line, col}; }
   Span SpanOf(const Token& t) const { return Span{file_, t.line, t.col}; }
-  FileId file() const { return file_; }
 
   // A string token's text between its quotes, escapes as written.
   static std::string_view StringBody(std::string_view raw);

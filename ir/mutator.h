@@ -38,7 +38,7 @@ class IRMutator {
   NodeRef<const T> MutateChildren(const NodeRef<const T>& node) {
     T copy(*node);
     bool changed = false;
-    ForEachMutableField(copy, [&](std::string_view, auto& value, FieldRole role) {
+    ForEachField(copy, [&](std::string_view, auto& value, FieldRole role) {
       if (role == FieldRole::kIgnored) return;
       detail::ForEachNodeRef(value, [&](auto& ref) { changed |= Rewrite(ref, role); });
     });

@@ -200,11 +200,12 @@ constexpr FieldDesc<C, M> IgnoredField(std::string_view name, M C::*m) {
   return {name, m, FieldRole::kIgnored};
 }
 
-// Calls f(name, value, role) for each field of `node` in table order.
+// Calls f(name, value, role) for each field of `node` in table order. Through a
+// mutable node (one under construction: the mutator's copy) f gets mutable values.
 template <typename T, typename F>
-void ForEachField(const T& node, F&& f) {
+void ForEachField(T& node, F&& f) {
   std::apply([&](const auto&... fd) { (f(fd.name, node.*(fd.member), fd.role), ...); },
-             T::Fields());
+             std::remove_const_t<T>::Fields());
 }
 
 // Calls f(name, lhs_value, rhs_value, role) for each field; stops when f returns false.
@@ -213,13 +214,6 @@ bool ForEachFieldPair(const T& lhs, const T& rhs, F&& f) {
   return std::apply(
       [&](const auto&... fd) { return (f(fd.name, lhs.*(fd.member), rhs.*(fd.member), fd.role) && ...); },
       T::Fields());
-}
-
-// Calls f(name, mutable_value_ref, role) on a node under construction (the mutator).
-template <typename T, typename F>
-void ForEachMutableField(T& node, F&& f) {
-  std::apply([&](const auto&... fd) { (f(fd.name, node.*(fd.member), fd.role), ...); },
-             T::Fields());
 }
 
 }  // namespace cds::ir

@@ -73,12 +73,9 @@ class NodeList {
   }
   NodeList(const NodeList& o) { Fill(o.begin(), o.size()); }
   NodeList(NodeList&& o) noexcept : data_(o.data_) { o.data_ = nullptr; }
-  NodeList& operator=(const NodeList& o) {
-    if (this != &o) NodeList(o).swap(*this);
-    return *this;
-  }
-  NodeList& operator=(NodeList&& o) noexcept {
-    NodeList(std::move(o)).swap(*this);
+  // Copy and move assignment alike: the argument is built, then swapped in.
+  NodeList& operator=(NodeList o) noexcept {
+    swap(o);
     return *this;
   }
   ~NodeList() { Clear(); }

@@ -14,7 +14,6 @@
 // nothing either; TryAs checks the kind).
 
 #include <cstddef>
-#include <functional>
 #include <type_traits>
 #include <utility>
 
@@ -57,26 +56,10 @@ class NodeRef {
     if (p_ && ReleaseNode(AsNode(p_))) DestroyNode(AsNode(p_));
   }
 
-  NodeRef& operator=(const NodeRef& o) noexcept {
-    NodeRef(o).swap(*this);
-    return *this;
-  }
-  NodeRef& operator=(NodeRef&& o) noexcept {
-    NodeRef(std::move(o)).swap(*this);
-    return *this;
-  }
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
-  NodeRef& operator=(const NodeRef<U>& o) noexcept {
-    NodeRef(o).swap(*this);
-    return *this;
-  }
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
-  NodeRef& operator=(NodeRef<U>&& o) noexcept {
-    NodeRef(std::move(o)).swap(*this);
-    return *this;
-  }
-  NodeRef& operator=(std::nullptr_t) noexcept {
-    reset();
+  // Copy, move, converting and null assignment alike: the argument is built by
+  // the matching constructor and swapped in, and the old node goes with it.
+  NodeRef& operator=(NodeRef o) noexcept {
+    swap(o);
     return *this;
   }
 
@@ -124,10 +107,6 @@ template <typename T>
 bool operator==(const NodeRef<T>& a, std::nullptr_t) noexcept {
   return !a;
 }
-template <typename T, typename U>
-bool operator<(const NodeRef<T>& a, const NodeRef<U>& b) noexcept {
-  return std::less<const void*>()(a.get(), b.get());
-}
 
 // static_pointer_cast for NodeRef; the rvalue overload moves the count along.
 template <typename T, typename U>
@@ -140,8 +119,3 @@ NodeRef<T> PtrCast(NodeRef<U>&& r) noexcept {
 }
 
 }  // namespace cds::ir
-
-template <typename T>
-struct std::hash<cds::ir::NodeRef<T>> {
-  size_t operator()(const cds::ir::NodeRef<T>& r) const noexcept { return std::hash<T*>()(r.get()); }
-};

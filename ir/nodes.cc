@@ -143,6 +143,9 @@ GlobalVarPtr Call::Callee() const {
 }
 
 std::string_view ForKindName(ForKind k) { return NameIn(kForKindNames, k); }
+std::optional<ForKind> ForKindFromName(std::string_view s) {
+  return ValueIn<ForKind>(kForKindNames, s);
+}
 
 std::string DeviceSet::ToString() const {
   if (all) return "all";

@@ -13,13 +13,12 @@ namespace cds::ir {
 namespace {
 
 using Args = std::span<const ExprPtr>;
+using KwargSpan = std::span<const Kwarg>;
 
 const DistributedTensorType* AsDist(const ExprPtr& e) {
-  if (!e || !e->type || e->type->kind() != NodeKind::kDistributedTensorType) return nullptr;
+  if (!HasTypeKind(e, NodeKind::kDistributedTensorType)) return nullptr;
   return static_cast<const DistributedTensorType*>(e->type.get());
 }
-
-bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == NodeKind::kUnknownType; }
 
 // The kinds of value a collective's argument may be, as PyPTO's type deduction
 // states them (the same wherever the call stands: host orchestrator, chip
@@ -35,7 +34,7 @@ enum class Accepts {
 // The argument's element type; none when its type is unknown.
 std::optional<DataType> RequireArg(std::string_view op, const char* role, const ExprPtr& e,
                                    const Span& span, Accepts accepts) {
-  if (IsUnknown(e)) return std::nullopt;
+  if (HasTypeKind(e, NodeKind::kUnknownType)) return std::nullopt;
   const NodeKind k = e->type->kind();
   const bool local_ok = accepts == Accepts::kTensor || accepts == Accepts::kInt32Tensor;
   DataType dtype;
@@ -108,137 +107,120 @@ void RequireEnumKwarg(std::string_view op, std::span<const Kwarg> kwargs, const 
 }  // namespace
 
 OpRegistry::OpRegistry() {
-  auto add = [this](OpInfo info) {
+  auto add = [this](OpInfo info, decltype(OpInfo::deduce) deduce) {
+    info.deduce = std::move(deduce);
     OpInfo& added = *infos_.emplace_back(std::make_unique<OpInfo>(std::move(info)));
     added.op = MakeNode<const Op>(added.name, &added);
   };
-  add({std::string(ops::kAllocWindowBuffer), 1, 1, {"name", "dtype"}, {},
-       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
-         const std::string_view op(ops::kAllocWindowBuffer);
-         if (a[0]->kind() == NodeKind::kMakeTuple) {
-           RequireShape(op, a[0], span);
-           RequireDTypeKwarg(op, kw, span);
-         } else {
-           if (FindKwarg(kw, "dtype")) {
-             throw ValueError(fmt::format("{}: dtype= is only allowed with a shape list", op), span);
-           }
-           const auto* t = a[0]->type->kind() == NodeKind::kScalarType
-                               ? static_cast<const ScalarType*>(a[0]->type.get()) : nullptr;
-           if (!t || !IsInteger(t->dtype)) {
-             throw ValueError(fmt::format("{}: size must be an integer scalar (bytes)", op), span);
-           }
-         }
-         const AttrValue* name = FindKwarg(kw, "name");
-         if (name && !std::holds_alternative<std::string>(*name)) {
-           throw ValueError(fmt::format("{}: name= must be a string", op), span);
-         }
-         return PtrType::Get();
-       }});
-  add({std::string(ops::kWindow), 2, 2, {"dtype"}, {"dtype"},
-       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
-         const std::string_view op(ops::kWindow);
-         if (!IsUnknown(a[0]) && a[0]->type->kind() != NodeKind::kPtrType) {
-           throw ValueError(
-               fmt::format("{}: first argument must be a window buffer pointer (pl.Ptr)", op), span);
-         }
-         const MakeTuple* shape = RequireShape(op, a[1], span);
-         return DistTensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
-       }});
-  add({std::string(ops::kWorldSize), 0, 0, {}, {},
-       [](const Args&, std::span<const Kwarg>, const Span&) -> TypePtr { return ScalarTy(DataType::kIndex); }});
+  add({std::string(ops::kAllocWindowBuffer), 1, 1, {"name", "dtype"}, {}},
+      [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
+        if (a[0]->kind() == NodeKind::kMakeTuple) {
+          RequireShape(op, a[0], span);
+          RequireDTypeKwarg(op, kw, span);
+        } else {
+          if (FindKwarg(kw, "dtype")) {
+            throw ValueError(fmt::format("{}: dtype= is only allowed with a shape list", op), span);
+          }
+          const auto* t = a[0]->type->kind() == NodeKind::kScalarType
+                              ? static_cast<const ScalarType*>(a[0]->type.get())
+                              : nullptr;
+          if (!t || !IsInteger(t->dtype)) {
+            throw ValueError(fmt::format("{}: size must be an integer scalar (bytes)", op), span);
+          }
+        }
+        const AttrValue* name = FindKwarg(kw, "name");
+        if (name && !std::holds_alternative<std::string>(*name)) {
+          throw ValueError(fmt::format("{}: name= must be a string", op), span);
+        }
+        return PtrType::Get();
+      });
+  add({std::string(ops::kWindow), 2, 2, {"dtype"}, {"dtype"}},
+      [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
+        if (!HasTypeKind(a[0], NodeKind::kUnknownType) &&
+            a[0]->type->kind() != NodeKind::kPtrType) {
+          throw ValueError(
+              fmt::format("{}: first argument must be a window buffer pointer (pl.Ptr)", op), span);
+        }
+        const MakeTuple* shape = RequireShape(op, a[1], span);
+        return DistTensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
+      });
+  add({std::string(ops::kWorldSize), 0, 0, {}, {}},
+      [](std::string_view, Args, KwargSpan, const Span&) -> TypePtr {
+        return ScalarTy(DataType::kIndex);
+      });
   // mode= ("ring", "mesh") picks PyPTO's algorithm; it does not change the type.
-  add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num", "mode"}, {},
-       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
-         const std::string_view op(ops::kAllReduce);
-         RequireReducibleData(op, RequireArg(op, "data", a[0], span, Accepts::kWindow), span);
-         if (a.size() == 2) RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
-         RequireEnumKwarg(op, kw, "op", span);
-         const AttrValue* cn = FindKwarg(kw, "core_num");
-         if (cn && !std::holds_alternative<int64_t>(*cn)) {
-           throw ValueError(fmt::format("{}: core_num= must be an integer", op), span);
-         }
-         return a[0]->type;
-       }});
-  add({std::string(ops::kBroadcast),
-       2,
-       2,
-       {"root"},
-       {"root"},
-       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
-         const std::string_view op(ops::kBroadcast);
-         RequireArg(op, "data", a[0], span, Accepts::kWindow);
-         RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
-         const AttrValue* root = FindKwarg(kw, "root");
-         if (!std::holds_alternative<int64_t>(*root) || std::get<int64_t>(*root) < 0) {
-           throw ValueError(fmt::format("{}: root= must be a non-negative integer", op), span);
-         }
-         return a[0]->type;
-       }});
-  add({std::string(ops::kReduceScatter), 2, 2, {"op"}, {},
-       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
-         const std::string_view op(ops::kReduceScatter);
-         RequireArg(op, "data", a[0], span, Accepts::kWindow);
-         RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
-         RequireEnumKwarg(op, kw, "op", span);
-         if (const auto* t = AsDist(a[0]); t && t->shape.size() != 2) {
-           throw ValueError(fmt::format("{}: data must be a 2-D window view", op), span);
-         }
-         return a[0]->type;
-       }});
+  add({std::string(ops::kAllReduce), 1, 2, {"op", "core_num", "mode"}, {}},
+      [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
+        RequireReducibleData(op, RequireArg(op, "data", a[0], span, Accepts::kWindow), span);
+        if (a.size() == 2) RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
+        RequireEnumKwarg(op, kw, "op", span);
+        const AttrValue* cn = FindKwarg(kw, "core_num");
+        if (cn && !std::holds_alternative<int64_t>(*cn)) {
+          throw ValueError(fmt::format("{}: core_num= must be an integer", op), span);
+        }
+        return a[0]->type;
+      });
+  add({std::string(ops::kBroadcast), 2, 2, {"root"}, {"root"}},
+      [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
+        RequireArg(op, "data", a[0], span, Accepts::kWindow);
+        RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
+        const AttrValue* root = FindKwarg(kw, "root");
+        if (!std::holds_alternative<int64_t>(*root) || std::get<int64_t>(*root) < 0) {
+          throw ValueError(fmt::format("{}: root= must be a non-negative integer", op), span);
+        }
+        return a[0]->type;
+      });
+  add({std::string(ops::kReduceScatter), 2, 2, {"op"}, {}},
+      [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
+        RequireArg(op, "data", a[0], span, Accepts::kWindow);
+        RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
+        RequireEnumKwarg(op, kw, "op", span);
+        if (const auto* t = AsDist(a[0]); t && t->shape.size() != 2) {
+          throw ValueError(fmt::format("{}: data must be a 2-D window view", op), span);
+        }
+        return a[0]->type;
+      });
   // The signal comes back, so that `signal = pld.tensor.barrier(signal)` rebinds it.
-  add({std::string(ops::kBarrier),
-       1,
-       1,
-       {},
-       {},
-       [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
-         RequireArg(ops::kBarrier, "signal", a[0], span, Accepts::kInt32Window);
-         return a[0]->type;
-       }});
-  // The input is this rank's local data: a pl.Tensor in a kernel, a staging window
-  // on the host. defer=True (allgather) completes the gather later, in a deps=
-  // successor task.
-  for (std::string_view name : {ops::kAllGather, ops::kAllToAll}) {
-    std::vector<std::string> kwargs;
-    if (name == ops::kAllGather) kwargs.push_back("defer");
-    add({std::string(name), 3, 3, kwargs, {},
-         [name](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
-           const std::string_view op(name);
-           const auto input = RequireArg(op, "input", a[0], span, Accepts::kTensor);
-           const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
-           RequireSameDType(op, input, target, span);
-           RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
-           return a[1]->type;
-         }});
-  }
-  add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {},
-       [](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
-         const std::string_view op(ops::kAllToAllV);
-         const auto input = RequireArg(op, "input", a[0], span, Accepts::kTensor);
-         const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
-         RequireSameDType(op, input, target, span);
-         RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
-         RequireArg(op, "send_counts", a[3], span, Accepts::kInt32Tensor);
-         RequireArg(op, "recv_counts", a[4], span, Accepts::kInt32Window);
-         return a[1]->type;
-       }});
-  add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"},
-       [](const Args& a, std::span<const Kwarg> kw, const Span& span) -> TypePtr {
-         const std::string_view op(ops::kTensorCreate);
-         const MakeTuple* shape = RequireShape(op, a[0], span);
-         return TensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
-       }});
+  add({std::string(ops::kBarrier), 1, 1, {}, {}},
+      [](std::string_view op, Args a, KwargSpan, const Span& span) -> TypePtr {
+        RequireArg(op, "signal", a[0], span, Accepts::kInt32Window);
+        return a[0]->type;
+      });
+  // allgather, all_to_all and all_to_all_v take (input, target, signal), the last
+  // then (send_counts, recv_counts). The input is this rank's local data: a
+  // pl.Tensor in a kernel, a staging window on the host. defer=True (allgather)
+  // completes the gather later, in a deps= successor task.
+  auto into_target = [](std::string_view op, Args a, KwargSpan, const Span& span) -> TypePtr {
+    const auto input = RequireArg(op, "input", a[0], span, Accepts::kTensor);
+    const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
+    RequireSameDType(op, input, target, span);
+    RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
+    if (a.size() == 5) {
+      RequireArg(op, "send_counts", a[3], span, Accepts::kInt32Tensor);
+      RequireArg(op, "recv_counts", a[4], span, Accepts::kInt32Window);
+    }
+    return a[1]->type;
+  };
+  add({std::string(ops::kAllGather), 3, 3, {"defer"}, {}}, into_target);
+  add({std::string(ops::kAllToAll), 3, 3, {}, {}}, into_target);
+  add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {}}, into_target);
+  add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"}},
+      [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
+        const MakeTuple* shape = RequireShape(op, a[0], span);
+        return TensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
+      });
   for (std::string_view name : {ops::kTensorAdd, ops::kTensorSub, ops::kTensorMul}) {
-    add({std::string(name), 2, 2, {}, {},
-         [name](const Args& a, std::span<const Kwarg>, const Span& span) -> TypePtr {
-           for (const auto& x : a) {
-             NodeKind k = x->type->kind();
-             if (k != NodeKind::kTensorType && k != NodeKind::kDistributedTensorType && k != NodeKind::kUnknownType) {
-               throw ValueError(fmt::format("{}: operands must be tensors", name), span);
-             }
-           }
-           return a[0]->type;
-         }});
+    add({std::string(name), 2, 2, {}, {}},
+        [](std::string_view op, Args a, KwargSpan, const Span& span) -> TypePtr {
+          for (const auto& x : a) {
+            NodeKind k = x->type->kind();
+            if (k != NodeKind::kTensorType && k != NodeKind::kDistributedTensorType &&
+                k != NodeKind::kUnknownType) {
+              throw ValueError(fmt::format("{}: operands must be tensors", op), span);
+            }
+          }
+          return a[0]->type;
+        });
   }
 }
 
@@ -257,12 +239,6 @@ const OpInfo* OpRegistry::Find(std::string_view name) const {
 OpPtr OpRegistry::GetOp(std::string_view name) const {
   const OpInfo* info = Find(name);
   return info ? info->op : MakeNode<const Op>(std::string(name), nullptr);
-}
-
-std::vector<std::string> OpRegistry::Names() const {
-  std::vector<std::string> out;
-  for (const auto& info : infos_) out.push_back(info->name);
-  return out;
 }
 
 namespace {
@@ -293,7 +269,7 @@ TypePtr CheckAndDeduce(const OpInfo& info, std::span<const ExprPtr> args, std::s
   for (const auto& k : info.required_kwargs) {
     if (!FindKwarg(kwargs, k)) throw ValueError(fmt::format("{} requires keyword argument '{}='", info.name, k), span);
   }
-  return info.deduce(args, kwargs, span);
+  return info.deduce(info.name, args, kwargs, span);
 }
 
 }  // namespace
@@ -302,20 +278,18 @@ CallPtr MakeOpCall(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwar
   const OpInfo* info = OpRegistry::Get().Find(op_name);
   if (!info) throw ValueError(fmt::format("unknown op '{}'", op_name), span);
   TypePtr t = CheckAndDeduce(*info, args, kwargs, span);
-  auto call = MakeNode<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
-                                     ExprAttrList{}, std::move(t));
-  call->set_span(span);
-  return call;
+  return WithSpan(
+      MakeNode<Call>(info->op, std::move(args), std::move(kwargs), ExprAttrList{}, std::move(t)),
+      span);
 }
 
 CallPtr MakeOpCallWithType(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs,
-                           TypePtr result_type, Span span) {
+                           TypePtr result_type, Span span, ExprAttrs attrs) {
   const OpInfo* info = OpRegistry::Get().Find(op_name);
   if (info) CheckAndDeduce(*info, args, kwargs, span);
-  auto call = MakeNode<Call>(OpRegistry::Get().GetOp(op_name), std::move(args), std::move(kwargs),
-                                     ExprAttrList{}, std::move(result_type));
-  call->set_span(span);
-  return call;
+  return WithSpan(MakeNode<Call>(OpRegistry::Get().GetOp(op_name), std::move(args),
+                                 std::move(kwargs), std::move(attrs), std::move(result_type)),
+                  span);
 }
 
 TypePtr DeduceCallType(const Call& call) {

@@ -20,8 +20,10 @@ struct OpInfo {
   std::vector<std::string> allowed_kwargs;
   std::vector<std::string> required_kwargs;
   // Deduces the result type from checked arguments; throws ValueError(span) when
-  // argument types are wrong.
-  std::function<TypePtr(std::span<const ExprPtr> args, std::span<const Kwarg> kwargs, const Span& span)> deduce;
+  // argument types are wrong. `op` is the op's name, for the messages.
+  std::function<TypePtr(std::string_view op, std::span<const ExprPtr> args,
+                        std::span<const Kwarg> kwargs, const Span& span)>
+      deduce = nullptr;
   OpPtr op = nullptr;  // the one Op node of this op, set by the registry
 };
 
@@ -49,7 +51,6 @@ class OpRegistry {
   const OpInfo* Find(std::string_view name) const;
   // The shared Op node of a registered op, or a fresh opaque Op for any other name.
   OpPtr GetOp(std::string_view name) const;
-  std::vector<std::string> Names() const;
 
  private:
   OpRegistry();
@@ -61,9 +62,9 @@ class OpRegistry {
 CallPtr MakeOpCall(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs = {}, Span span = {});
 
 // Same checks, but keeps `result_type` as recorded (pl._dump.call and the pass's
-// re-minted calls).
-CallPtr MakeOpCallWithType(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs, TypePtr result_type,
-                           Span span = {});
+// re-minted calls), and takes the call's attrs.
+CallPtr MakeOpCallWithType(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs,
+                           TypePtr result_type, Span span = {}, ExprAttrs attrs = {});
 
 // Re-deduces the result type of an op call from its current args and kwargs.
 // Null for opaque ops and cross-function calls; throws ValueError on bad types.

@@ -175,19 +175,6 @@ class Parser {
 
  private:
   // ---- nodes (ir/builder.h builds most of them)
-  template <typename T>
-  static NodeRef<T> WithSpan(NodeRef<T> n, const Span& span) {
-    n->set_span(span);
-    return n;
-  }
-  // The registry's shared Op node of a modelled op, remembered per OpInfo: the
-  // registry finds it by a scan of the op names.
-  const OpPtr& OpNodeOf(const OpInfo* info) {
-    for (const auto& [i, op] : op_nodes_) {
-      if (i == info) return op;
-    }
-    return op_nodes_.emplace_back(info, OpRegistry::Get().GetOp(info->name)).second;
-  }
   const OpInfo* AllocInfo() {
     if (!alloc_info_) alloc_info_ = OpRegistry::Get().Find(ops::kAllocWindowBuffer);
     return alloc_info_;
@@ -326,6 +313,13 @@ class Parser {
   // ---- statements
   SeqStmtsPtr ParseBlock(const Token& header, YieldFrame* frame = nullptr);
   void ParseStmt();  // onto stmt_scratch_
+  // A string alone on its line (a docstring), which means nothing.
+  bool AcceptDocstring() {
+    if (!At(Tok::kString) || !At(Tok::kNewline, 1)) return false;
+    Next();
+    Next();
+    return true;
+  }
   // `pass` as a whole statement.
   bool AcceptPass() {
     if (!AtName("pass")) return false;
@@ -396,11 +390,9 @@ class Parser {
   // The same, moved into vectors; `kwargs` null: keyword arguments are an error.
   void ParseCallArgs(std::vector<ExprPtr>* args, KwargList* kwargs);
   AttrValue ParseAttrValue();
-  KwargList ParseKwargDict();
-  ExprAttrList ParseExprDict();
   // `{"key": value, ...}` with string keys, no repeats; parse_value reads one value.
-  template <typename Value, typename ParseValue>
-  std::vector<std::pair<std::string, Value>> ParseStringKeyedDict(ParseValue parse_value);
+  template <typename Value>
+  std::vector<std::pair<std::string, Value>> ParseStringKeyedDict(Value (Parser::*parse_value)());
   int64_t ParseIntToken(const Token& t, bool negative);
   double ParseFloatToken(const Token& t);
   // A string token (`what` names it in the error).
@@ -443,7 +435,6 @@ class Parser {
   // Views into the source text, which outlives the parser.
   absl::flat_hash_set<std::string_view> user_alloc_names_;
   std::string op_name_buf_;
-  std::vector<std::pair<const OpInfo*, OpPtr>> op_nodes_;
   const OpInfo* alloc_info_ = nullptr;
   // Lists under construction, innermost last: a finished list is copied out at its
   // exact size (one allocation instead of one per doubling).
@@ -481,11 +472,7 @@ ProgramPtr Parser::Run() {
       SkipImportLine();
       continue;
     }
-    if (At(Tok::kString) && At(Tok::kNewline, 1)) {
-      Next();
-      Next();
-      continue;
-    }
+    if (AcceptDocstring()) continue;
     if (At(Tok::kName) && At(Tok::kAssign, 1) && AtName("pl", 2) && At(Tok::kDot, 3) &&
         AtName("dynamic", 4)) {
       ParseDynamicDim();
@@ -507,10 +494,7 @@ ProgramPtr Parser::Run() {
   Expect(Tok::kNewline);
   if (!At(Tok::kIndent)) Fail(Peek(), "expected an indented class body");
   Next();
-  if (At(Tok::kString) && At(Tok::kNewline, 1)) {
-    Next();
-    Next();
-  }
+  AcceptDocstring();
   // Functions in text order, each signature followed by its body, on one lexer.
   // A body that calls a function not defined yet reads every remaining signature
   // ahead (ReadSignaturesAhead); the bodies after it are then parsed from the
@@ -655,18 +639,16 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
       Fail(Peek(), fmt::format("parameter '{}' needs a type annotation", Echo(pname.text)));
     Next();
     ParamDirection dir = ParamDirection::kIn;
-    TypePtr type;
-    if ((AtName("pl") && At(Tok::kDot, 1) && (AtName("Out", 2) || AtName("InOut", 2)) &&
-         At(Tok::kLBracket, 3))) {
+    const bool directed = AtName("pl") && At(Tok::kDot, 1) &&
+                          (AtName("Out", 2) || AtName("InOut", 2)) && At(Tok::kLBracket, 3);
+    if (directed) {
       Next();
       Next();
       dir = Eq(Next().text, "Out") ? ParamDirection::kOut : ParamDirection::kInOut;
       Next();
-      type = ParseType();
-      Expect(Tok::kRBracket);
-    } else {
-      type = ParseType();
     }
+    TypePtr type = ParseType();
+    if (directed) Expect(Tok::kRBracket);
     for (const auto& p : sig->params) {
       if (p->name_hint == pname.text)
         Fail(pname, fmt::format("duplicate parameter '{}'", Echo(pname.text)));
@@ -798,10 +780,7 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
   Rebind in_body(&fs_, &fs);
   Rebind depth(&depth_, 0);
 
-  if (At(Tok::kString) && At(Tok::kNewline, 1)) {
-    Next();
-    Next();
-  }
+  AcceptDocstring();
   while (AtWindowDecl()) ParseWindowDecl();
   for (auto& d : fs.windows) {
     for (const auto& v : sig->params) {
@@ -1251,19 +1230,15 @@ StmtPtr Parser::ParseFor() {
   }
   ExpectName("in");
   Path p = ParsePath();
-  ForKind kind = ForKind::kRange;
-  if (p.Is("pl", "range")) {
-    kind = ForKind::kRange;
-  } else if (p.Is("pl", "unroll")) {
-    kind = ForKind::kUnroll;
-  } else if (p.Is("pl", "parallel")) {
-    kind = ForKind::kParallel;
-  } else {
+  const std::optional<ForKind> for_kind =
+      p.n == 2 && Eq(p.parts[0], "pl") ? ForKindFromName(p.parts[1]) : std::nullopt;
+  if (!for_kind) {
     Fail(p.first,
          fmt::format(
              "expected pl.range(...), pl.unroll(...) or pl.parallel(...) after 'in', got '{}'",
              Echo(p.Join())));
   }
+  const ForKind kind = *for_kind;
   Token lp = Expect(Tok::kLParen);
   std::array<ExprPtr, 3> args;
   size_t arg_count = 0;
@@ -1392,7 +1367,7 @@ StmtPtr Parser::ParseWith() {
         slot_names.emplace_back(ParseStringLit("a window name"), s);
       });
     } else if (Eq(key.text, "attrs")) {
-      attrs = ParseKwargDict();
+      attrs = ParseStringKeyedDict(&Parser::ParseAttrValue);
     } else {
       Fail(key, fmt::format("unknown comm_domain argument '{}'", Echo(key.text)));
     }
@@ -1443,23 +1418,15 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
 // ---------------------------------------------------------------------------
 // Expressions
 
-namespace {
-bool IsUnknownTyped(const ExprPtr& e) {
-  return e && e->type && e->type->kind() == NodeKind::kUnknownType;
-}
-bool IsScalarTyped(const ExprPtr& e) {
-  return e && e->type && e->type->kind() == NodeKind::kScalarType;
-}
-}  // namespace
-
 // Kernel code computes on results of opaque calls (`me = pld.rank(ctx)`, then
 // `(me + 1) % n`): an operand of unknown type is let through, and the result is
 // BOOL for comparisons and logic, unknown otherwise. Deterministic, so a reparse
 // rebuilds the same types.
 ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
-  const bool a_unknown = IsUnknownTyped(a), b_unknown = IsUnknownTyped(b);
-  if ((a_unknown || b_unknown) && (a_unknown || IsScalarTyped(a)) &&
-      (b_unknown || IsScalarTyped(b))) {
+  const bool a_unknown = HasTypeKind(a, NodeKind::kUnknownType);
+  const bool b_unknown = HasTypeKind(b, NodeKind::kUnknownType);
+  if ((a_unknown || b_unknown) && (a_unknown || HasTypeKind(a, NodeKind::kScalarType)) &&
+      (b_unknown || HasTypeKind(b, NodeKind::kScalarType))) {
     // Comparisons and logic give BOOL whatever their operands (the builder's rule).
     const bool logical =
         PromoteDataTypes(op, DataType::kIndex, DataType::kIndex) == DataType::kBool;
@@ -1470,7 +1437,7 @@ ExprPtr Parser::MakeBinary(BinaryOp op, ExprPtr a, ExprPtr b, const Token& at) {
 }
 
 ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
-  if (IsUnknownTyped(x)) {
+  if (HasTypeKind(x, NodeKind::kUnknownType)) {
     TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : TypePtr(UnknownType::Get());
     return WithSpan(MakeNode<UnaryExpr>(op, std::move(x), std::move(t)), SpanOf(at));
   }
@@ -1478,10 +1445,10 @@ ExprPtr Parser::MakeUnary(UnaryOp op, ExprPtr x, const Token& at) {
 }
 
 // The registry's MakeOpCall for a modelled op (same checks, same messages, same
-// span), with the Op node from OpNodeOf: the call is built first and its type
+// span), without looking the op up by name: the call is built first and its type
 // deduced from it.
 CallPtr Parser::MakeOpCall(const OpInfo* info, const ScratchArgs& args, const Span& span) {
-  auto call = WithSpan(MakeNode<Call>(OpNodeOf(info), ExprsFrom(args.args), KwargsFrom(args.kwargs),
+  auto call = WithSpan(MakeNode<Call>(info->op, ExprsFrom(args.args), KwargsFrom(args.kwargs),
                                       ExprAttrList{}, nullptr),
                        span);
   call->type = DeduceCallType(*call);
@@ -1852,15 +1819,13 @@ AttrValue Parser::ParseAttrValue() {
     return d == Tok::kComma || d == Tok::kRParen || d == Tok::kRBrace;
   };
   const Token& t = Peek();
-  if (t.kind == Tok::kInt && delim(1)) return ParseIntToken(Next(), false);
-  if (t.kind == Tok::kFloat && delim(1)) return ParseFloatToken(Next());
-  if (t.kind == Tok::kMinus && At(Tok::kInt, 1) && delim(2)) {
-    Next();
-    return ParseIntToken(Next(), true);
-  }
-  if (t.kind == Tok::kMinus && At(Tok::kFloat, 1) && delim(2)) {
-    Next();
-    return -ParseFloatToken(Next());
+  // A number, negative or not.
+  const bool neg = t.kind == Tok::kMinus;
+  if ((At(Tok::kInt, neg) || At(Tok::kFloat, neg)) && delim(neg + 1)) {
+    if (neg) Next();
+    const Token n = Next();
+    if (n.kind == Tok::kInt) return ParseIntToken(n, neg);
+    return neg ? -ParseFloatToken(n) : ParseFloatToken(n);
   }
   if (t.kind == Tok::kString && delim(1)) return Lexer::DecodeString(Next().text);
   if (t.kind == Tok::kName && (Eq(t.text, "True") || Eq(t.text, "False")) && delim(1)) {
@@ -1881,8 +1846,9 @@ AttrValue Parser::ParseAttrValue() {
   return ParseExpr();
 }
 
-template <typename Value, typename ParseValue>
-std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(ParseValue parse_value) {
+template <typename Value>
+std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(
+    Value (Parser::*parse_value)()) {
   Token open = Expect(Tok::kLBrace);
   DepthGuard g(this, open);
   std::vector<std::pair<std::string, Value>> out;
@@ -1893,17 +1859,9 @@ std::vector<std::pair<std::string, Value>> Parser::ParseStringKeyedDict(ParseVal
       if (k == key) Fail(kt, fmt::format("dictionary key '{}' repeated", Echo(key)));
     }
     Expect(Tok::kColon);
-    out.emplace_back(std::move(key), parse_value());
+    out.emplace_back(std::move(key), (this->*parse_value)());
   });
   return out;
-}
-
-KwargList Parser::ParseKwargDict() {
-  return ParseStringKeyedDict<AttrValue>([this] { return ParseAttrValue(); });
-}
-
-ExprAttrList Parser::ParseExprDict() {
-  return ParseStringKeyedDict<ExprPtr>([this] { return ParseExpr(); });
 }
 
 ExprPtr Parser::ParseDispatch() {
@@ -2110,9 +2068,9 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
     Token key = ExpectIdent("kwargs= or attrs=");
     Expect(Tok::kAssign);
     if (Eq(key.text, "kwargs")) {
-      kwargs = ParseKwargDict();
+      kwargs = ParseStringKeyedDict(&Parser::ParseAttrValue);
     } else if (Eq(key.text, "attrs")) {
-      attrs = ParseExprDict();
+      attrs = ParseStringKeyedDict(&Parser::ParseExpr);
     } else {
       Fail(key, fmt::format("unknown pl._dump.call argument '{}'", Echo(key.text)));
     }
@@ -2125,11 +2083,7 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
                     sp);
   }
   if (op.empty()) Fail(op_tok, "empty op name");
-  CallPtr call = MakeOpCallWithType(op, ExprsFrom(args), std::move(kwargs), type, sp);
-  if (attrs.empty()) return call;
-  auto with_attrs = MakeNode<Call>(*call);
-  with_attrs->attrs = std::move(attrs);
-  return with_attrs;
+  return MakeOpCallWithType(op, ExprsFrom(args), std::move(kwargs), type, sp, std::move(attrs));
 }
 
 // ---------------------------------------------------------------------------

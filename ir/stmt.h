@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,7 @@ using SeqStmtsPtr = NodeRef<const SeqStmts>;
 // concurrently; for the passes it is a range loop like the others.
 enum class ForKind : uint8_t { kRange, kUnroll, kParallel };
 std::string_view ForKindName(ForKind k);  // "range", "unroll", "parallel"
+std::optional<ForKind> ForKindFromName(std::string_view s);
 
 // `for loop_var in pl.range(start, stop, step)`; with init_values the iter_args
 // carry values around the loop and return_vars receive them after it.
@@ -104,7 +106,6 @@ class ForStmt final : public Stmt {
                            UsualField("body", &ForStmt::body), DefField("return_vars", &ForStmt::return_vars));
   }
 };
-using ForStmtPtr = NodeRef<const ForStmt>;
 
 class WhileStmt final : public Stmt {
  public:
@@ -179,7 +180,5 @@ class ScopeStmt final : public Stmt {
                            UsualField("body", &ScopeStmt::body));
   }
 };
-
-using AssignStmtPtr = NodeRef<const AssignStmt>;
 
 }  // namespace cds::ir

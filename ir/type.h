@@ -101,8 +101,4 @@ class TupleType final : public Type {
   static constexpr auto Fields() { return std::make_tuple(UsualField("types", &TupleType::types)); }
 };
 
-using ScalarTypePtr = NodeRef<const ScalarType>;
-using TensorTypePtr = NodeRef<const TensorType>;
-using DistributedTensorTypePtr = NodeRef<const DistributedTensorType>;
-
 }  // namespace cds::ir

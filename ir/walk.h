@@ -27,7 +27,7 @@ namespace cds::ir {
 
 namespace walk_detail {
 
-enum class Want { kStmts, kOperands };
+enum class Want { kStmts, kOperands, kDefinedVars };
 
 template <Want W, typename F>
 struct Children {
@@ -38,7 +38,11 @@ struct Children {
     detail::ForEachNodeRef(v, [&](const auto& ref) {
       using N = typename std::decay_t<decltype(ref)>::element_type;
       if (!ref) return;
-      if constexpr (std::is_base_of_v<Stmt, N>) {
+      if constexpr (W == Want::kDefinedVars) {
+        if constexpr (std::is_base_of_v<Var, N>) {
+          if (role == FieldRole::kDef) f(*ref);
+        }
+      } else if constexpr (std::is_base_of_v<Stmt, N>) {
         if constexpr (W == Want::kStmts) Pass<StmtPtr>(ref);
       } else if constexpr (std::is_base_of_v<Expr, N>) {
         if constexpr (W == Want::kOperands) {
@@ -114,17 +118,7 @@ void ForEachOperand(const Expr& e, F&& f) {
 // vars, an `as` target), in field order.
 template <typename F>
 void ForEachDefinedVar(const Stmt& s, F&& f) {
-  DispatchNode(s, [&](const auto& node) {
-    ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
-      if (role != FieldRole::kDef) return;
-      detail::ForEachNodeRef(value, [&](const auto& ref) {
-        using N = typename std::decay_t<decltype(ref)>::element_type;
-        if constexpr (std::is_base_of_v<Var, N>) {
-          if (ref) f(*ref);
-        }
-      });
-    });
-  });
+  walk_detail::ForEachChild<walk_detail::Want::kDefinedVars>(s, f);
 }
 
 }  // namespace cds::ir

@@ -472,10 +472,10 @@ void MergeCoverage(Host& host) {
 
 void BuildWindowBuffers(Host& host) {
   for (auto& alloc : host.allocs) {
-    auto wb = ir::MakeNode<ir::WindowBuffer>(alloc.var(), WindowBufferSizeBytes(alloc.call()),
-                                             false, false);
-    wb->set_span(alloc.span);
-    alloc.window_buffer = std::move(wb);
+    alloc.window_buffer =
+        ir::WithSpan(ir::MakeNode<ir::WindowBuffer>(
+                         alloc.var(), WindowBufferSizeBytes(alloc.call()), false, false),
+                     alloc.span);
   }
 }
 
@@ -541,9 +541,7 @@ class ViewRetyper final : public ir::IRMutator {
         value = std::move(minted);
       }
     }
-    auto stmt = ir::MakeNode<ir::AssignStmt>(std::move(var), std::move(value));
-    stmt->set_span(a->span());
-    return stmt;
+    return ir::Assign(std::move(var), std::move(value), a->span());
   }
 
   // A tuple's type lists its elements' types: a tuple with a retyped element is
@@ -556,9 +554,8 @@ class ViewRetyper final : public ir::IRMutator {
       changed |= elements.back() != e;
     }
     if (!changed) return t;
-    auto tuple = ir::MakeNode<ir::MakeTuple>(std::move(elements), t->parenthesized);
-    tuple->set_span(t->span());
-    return tuple;
+    return ir::WithSpan(ir::MakeNode<ir::MakeTuple>(std::move(elements), t->parenthesized),
+                        t->span());
   }
 
   // Most statements mention no view: they are not copied to find that out.

@@ -1,5 +1,8 @@
 #include "pass/pass_manager.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "ir/error.h"
@@ -8,44 +11,22 @@
 
 namespace cds::pass {
 
-std::string_view IRPropertyName(IRProperty p) {
-  switch (p) {
-    case IRProperty::kAllReduceSignalsSynthesized:
-      return "AllReduceSignalsSynthesized";
-    case IRProperty::kCommDomainScopesMaterialized:
-      return "CommDomainScopesMaterialized";
-  }
-  return "?";
-}
+namespace {
+// Every IRProperty, in the order of the enum.
+constexpr IRProperty kAllProperties[] = {IRProperty::kAllReduceSignalsSynthesized,
+                                         IRProperty::kCommDomainScopesMaterialized};
+constexpr std::string_view kPropertyNames[] = {"AllReduceSignalsSynthesized",
+                                               "CommDomainScopesMaterialized"};
+static_assert(std::size(kPropertyNames) == std::size(kAllProperties));
+}  // namespace
 
-IRPropertySet::IRPropertySet(std::initializer_list<IRProperty> props) {
-  for (IRProperty p : props) Insert(p);
-}
-
-IRPropertySet IRPropertySet::Minus(const IRPropertySet& other) const {
-  IRPropertySet r;
-  r.bits_ = bits_ & ~other.bits_;
-  return r;
-}
-
-IRPropertySet IRPropertySet::Union(const IRPropertySet& other) const {
-  IRPropertySet r;
-  r.bits_ = bits_ | other.bits_;
-  return r;
-}
-
-std::vector<IRProperty> IRPropertySet::Values() const {
-  std::vector<IRProperty> out;
-  for (IRProperty p :
-       {IRProperty::kAllReduceSignalsSynthesized, IRProperty::kCommDomainScopesMaterialized}) {
-    if (Contains(p)) out.push_back(p);
-  }
-  return out;
-}
+std::string_view IRPropertyName(IRProperty p) { return kPropertyNames[static_cast<size_t>(p)]; }
 
 std::string IRPropertySet::ToString() const {
   std::vector<std::string_view> names;
-  for (IRProperty p : Values()) names.push_back(IRPropertyName(p));
+  for (IRProperty p : kAllProperties) {
+    if (Contains(p)) names.push_back(IRPropertyName(p));
+  }
   return fmt::format("{{{}}}", fmt::join(names, ", "));
 }
 
@@ -79,32 +60,26 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-std::string KnownPassNames() {
+// The pass of that name; a ValueError listing the known ones when there is none.
+const PassInfo& KnownPass(std::string_view name) {
+  if (const PassInfo* pass = FindPass(name)) return *pass;
   std::vector<std::string_view> names;
   for (const auto& p : RegisteredPasses()) names.push_back(p.name);
-  return fmt::format("{}", fmt::join(names, ", "));
+  throw ValueError(
+      fmt::format("unknown pass '{}' (known passes: {})", name, fmt::join(names, ", ")), {});
 }
 }  // namespace
 
 std::vector<const PassInfo*> ParsePipeline(std::string_view pipeline) {
   std::vector<const PassInfo*> out;
   if (Trim(pipeline).empty()) return out;
-  size_t pos = 0;
-  while (true) {
-    size_t comma = pipeline.find(',', pos);
-    std::string_view name = Trim(pipeline.substr(
-        pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+  for (size_t begin = 0, end = 0; begin <= pipeline.size(); begin = end + 1) {
+    end = std::min(pipeline.find(',', begin), pipeline.size());
+    const std::string_view name = Trim(pipeline.substr(begin, end - begin));
     if (name.empty()) {
       throw ValueError(fmt::format("empty pass name in pipeline '{}'", pipeline), ir::Span{});
     }
-    const PassInfo* pass = FindPass(name);
-    if (!pass) {
-      throw ValueError(fmt::format("unknown pass '{}' (known passes: {})", name, KnownPassNames()),
-                       ir::Span{});
-    }
-    out.push_back(pass);
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
+    out.push_back(&KnownPass(name));
   }
   return out;
 }
@@ -115,13 +90,7 @@ PassManager PassManager::FromPipeline(std::string_view pipeline) {
   return pm;
 }
 
-void PassManager::AddPass(std::string_view name) {
-  const PassInfo* pass = FindPass(name);
-  if (!pass)
-    throw ValueError(fmt::format("unknown pass '{}' (known passes: {})", name, KnownPassNames()),
-                     {});
-  AddPass(*pass);
-}
+void PassManager::AddPass(std::string_view name) { AddPass(KnownPass(name)); }
 
 void PassManager::AddPass(const PassInfo& pass) { passes_.push_back(pass); }
 

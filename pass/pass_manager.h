@@ -25,19 +25,24 @@ std::string_view IRPropertyName(IRProperty p);  // "AllReduceSignalsSynthesized"
 class IRPropertySet {
  public:
   IRPropertySet() = default;
-  IRPropertySet(std::initializer_list<IRProperty> props);
+  IRPropertySet(std::initializer_list<IRProperty> props) {
+    for (IRProperty p : props) Insert(p);
+  }
   bool Contains(IRProperty p) const { return (bits_ >> static_cast<unsigned>(p)) & 1u; }
   void Insert(IRProperty p) { bits_ |= 1u << static_cast<unsigned>(p); }
-  void Erase(IRProperty p) { bits_ &= ~(1u << static_cast<unsigned>(p)); }
   bool Empty() const { return bits_ == 0; }
   // Properties of `this` missing from `other`.
-  IRPropertySet Minus(const IRPropertySet& other) const;
-  IRPropertySet Union(const IRPropertySet& other) const;
-  std::vector<IRProperty> Values() const;
+  IRPropertySet Minus(const IRPropertySet& other) const { return Bits(bits_ & ~other.bits_); }
+  IRPropertySet Union(const IRPropertySet& other) const { return Bits(bits_ | other.bits_); }
   std::string ToString() const;  // "{A, B}"
   bool operator==(const IRPropertySet& o) const { return bits_ == o.bits_; }
 
  private:
+  static IRPropertySet Bits(uint32_t bits) {
+    IRPropertySet s;
+    s.bits_ = bits;
+    return s;
+  }
   uint32_t bits_ = 0;
 };
 

@@ -285,12 +285,8 @@ class SiteRewriter final : public ir::IRMutator {
 
     // The call keeps its result type (a pl._dump.call may record one other than
     // the deduced type), its kwargs and its attrs.
-    CallPtr rebuilt = ir::MakeOpCallWithType(ir::ops::kAllReduce, {call.args[0], signal},
-                                             call.kwargs, call.type, sp);
-    if (call.attrs.empty()) return rebuilt;
-    auto with_attrs = ir::MakeNode<Call>(*rebuilt);
-    with_attrs->attrs = call.attrs;
-    return with_attrs;
+    return ir::MakeOpCallWithType(ir::ops::kAllReduce, {call.args[0], signal}, call.kwargs,
+                                  call.type, sp, call.attrs);
   }
 
   // One counter for the whole program. A signal takes the first value from the
@@ -356,10 +352,9 @@ ir::ProgramPtr SynthesizeAllReduceSignals(const ir::ProgramPtr& program,
     changed = true;
   }
   if (!changed) return program;
-  auto result =
-      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions));
-  result->set_span(program->span());
-  return result;
+  return ir::WithSpan(
+      ir::MakeNode<ir::Program>(program->name, program->dynamic_dims, std::move(functions)),
+      program->span());
 }
 
 }  // namespace cds::pass

@@ -508,7 +508,7 @@ NodePtr Copier::Copy(const NodePtr& n) {
     using T = std::decay_t<decltype(node)>;
     auto copy = ir::MakeNode<T>(node);
     if (memoise) memo_.emplace(n.get(), copy);
-    ForEachMutableField(*copy, [&](std::string_view, auto& value, FieldRole) { Value(value); });
+    ForEachField(*copy, [&](std::string_view, auto& value, FieldRole) { Value(value); });
     if constexpr (std::is_base_of_v<Var, T>) copy->name_hint = prefix_ + copy->name_hint;
     copy->set_span(Span{});  // equality must not look at spans
     return copy;

@@ -14,7 +14,6 @@ namespace cds::ir {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::UnorderedElementsAre;
 
 const Span kAt{InternFileName("ops.pyir"), 4, 2};
 
@@ -57,14 +56,11 @@ class OpRegistryTest : public ::testing::Test {
 };
 
 TEST_F(OpRegistryTest, KnowsEveryModelledOp) {
-  std::vector<std::string> names = OpRegistry::Get().Names();
-  EXPECT_THAT(names, UnorderedElementsAre(
-                         "pld.tensor.alloc_window_buffer", "pld.tensor.window",
-                         "pld.system.world_size", "pld.tensor.allreduce", "pld.tensor.broadcast",
-                         "pld.tensor.reduce_scatter", "pld.tensor.barrier", "pld.tensor.allgather",
-                         "pld.tensor.all_to_all", "pld.tensor.all_to_all_v", "pl.tensor.create",
-                         "pl.tensor.add", "pl.tensor.sub", "pl.tensor.mul"));
-  for (const auto& n : names) {
+  for (const char* n : {"pld.tensor.alloc_window_buffer", "pld.tensor.window",
+                        "pld.system.world_size", "pld.tensor.allreduce", "pld.tensor.broadcast",
+                        "pld.tensor.reduce_scatter", "pld.tensor.barrier", "pld.tensor.allgather",
+                        "pld.tensor.all_to_all", "pld.tensor.all_to_all_v", "pl.tensor.create",
+                        "pl.tensor.add", "pl.tensor.sub", "pl.tensor.mul"}) {
     const OpInfo* info = OpRegistry::Get().Find(n);
     ASSERT_NE(info, nullptr) << n;
     EXPECT_EQ(info->name, n);
