@@ -28,18 +28,23 @@ void Coverage::Absorb(const Coverage& other) {
     *this = other;
     return;
   }
-  std::vector<std::pair<int64_t, int64_t>> both = intervals_;
-  both.insert(both.end(), other.intervals_.begin(), other.intervals_.end());
-  std::sort(both.begin(), both.end());
-  intervals_.clear();
-  for (const auto& [lo, hi] : both) {
+  // Merged in place: the generator absorbs coverage for every dispatch argument of
+  // every program, and a scratch vector per call was one allocation each time.
+  // (std::inplace_merge would take a scratch buffer of its own.)
+  if (&other == this) return;
+  intervals_.insert(intervals_.end(), other.intervals_.begin(), other.intervals_.end());
+  std::sort(intervals_.begin(), intervals_.end());
+  size_t kept = 0;
+  for (size_t i = 0; i < intervals_.size(); ++i) {
+    const auto [lo, hi] = intervals_[i];
     // Overlapping or touching intervals become one, so each set has one spelling.
-    if (!intervals_.empty() && lo <= intervals_.back().second) {
-      intervals_.back().second = std::max(intervals_.back().second, hi);
+    if (kept > 0 && lo <= intervals_[kept - 1].second) {
+      intervals_[kept - 1].second = std::max(intervals_[kept - 1].second, hi);
     } else {
-      intervals_.emplace_back(lo, hi);
+      intervals_[kept++] = {lo, hi};
     }
   }
+  intervals_.resize(kept);
 }
 
 std::vector<int64_t> Coverage::Ids() const {

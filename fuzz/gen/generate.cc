@@ -4,27 +4,28 @@
 
 namespace cds::fuzz {
 
-GeneratedProgram Finish(ProgramModel model, std::optional<InvalidSpec> invalid, bool render_text) {
+GeneratedProgram Finish(ProgramModel model, bool render_text) {
   GeneratedProgram p;
   p.model = std::move(model);
   p.ir = RenderIR(p.model);
-  if (invalid) {
-    p.text = RenderText(p.model);  // GenerateInvalid assigned the lines: its spec needs one
-  } else if (render_text) {
-    p.text = AssignLines(p.model);
-  }
+  if (render_text) p.text = AssignLines(p.model);
   p.expect = ComputeExpectation(p.model);
-  p.invalid = std::move(invalid);
+  return p;
+}
+
+GeneratedProgram Finish(InvalidModel invalid) {
+  GeneratedProgram p = Finish(std::move(invalid.model), /*render_text=*/false);
+  p.text = std::move(invalid.text);
+  p.invalid = std::move(invalid.spec);
   return p;
 }
 
 GeneratedProgram GenerateFromChoices(Choices& choices, const GenOptions& options,
                                      std::optional<InvalidKind> invalid) {
   if (invalid) {
-    InvalidModel im = GenerateInvalid(choices, *invalid, options);
-    return Finish(std::move(im.model), std::move(im.spec));
+    return Finish(GenerateInvalid(choices, *invalid, options));
   }
-  return Finish(GenerateModel(choices, options), std::nullopt, options.render_text);
+  return Finish(GenerateModel(choices, options), options.render_text);
 }
 
 GeneratedProgram Generate(uint64_t seed, const GenOptions& options, std::optional<InvalidKind> invalid) {

@@ -27,10 +27,11 @@ struct GeneratedProgram {
   bool valid() const { return !invalid.has_value(); }
 };
 
-// Renders and computes everything for a finished model (a valid model's text
-// and stmt_lines only with render_text; an invalid one always has both).
-GeneratedProgram Finish(ProgramModel model, std::optional<InvalidSpec> invalid = std::nullopt,
-                        bool render_text = true);
+// Renders and computes everything for a finished valid model (its text and
+// stmt_lines only with render_text).
+GeneratedProgram Finish(ProgramModel model, bool render_text = true);
+// The same for a model with a planted defect, whose text GenerateInvalid rendered.
+GeneratedProgram Finish(InvalidModel invalid);
 
 // A valid program (or, with `invalid`, one with that planted defect) from any source.
 GeneratedProgram GenerateFromChoices(Choices& choices, const GenOptions& options = {},

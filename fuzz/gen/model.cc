@@ -2018,7 +2018,7 @@ InvalidModel GenerateInvalid(Choices& choices, InvalidKind kind, const GenOption
   g.Run();
   Planter planter(g, out.model, choices);
   out.spec = planter.Plant(kind);
-  AssignLines(out.model);
+  out.text = AssignLines(out.model);
   out.spec.line = out.model.stmt_lines.at(static_cast<size_t>(out.spec.stmt));
   return out;
 }

@@ -478,6 +478,7 @@ struct InvalidSpec {
 struct InvalidModel {
   ProgramModel model;
   InvalidSpec spec;
+  std::string text;  // RenderText(model): placing the spec's line renders it anyway
 };
 
 InvalidModel GenerateInvalid(Choices& choices, InvalidKind kind, const GenOptions& options = {});
