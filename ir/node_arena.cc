@@ -17,12 +17,21 @@ constinit thread_local Cursor tls_cursor;
 
 #ifdef CDS_NODE_ARENA_ASAN
 void PopulateForWrite(void*, size_t) noexcept {}
+void AdviseHugePages(void*, size_t) noexcept {}
 #else
-void PopulateForWrite(void* begin, size_t bytes) noexcept {
-  const uintptr_t page = 4096;
+namespace {
+// madvise on the whole pages of `page` bytes inside the range.
+void AdviseWholePages(void* begin, size_t bytes, uintptr_t page, int advice) noexcept {
   const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
   const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + bytes) & ~(page - 1);
-  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, advice);
+}
+}  // namespace
+void PopulateForWrite(void* begin, size_t bytes) noexcept {
+  AdviseWholePages(begin, bytes, 4096, MADV_POPULATE_WRITE);
+}
+void AdviseHugePages(void* begin, size_t bytes) noexcept {
+  AdviseWholePages(begin, bytes, kChunkBytes, MADV_HUGEPAGE);
 }
 #endif
 
@@ -82,7 +91,7 @@ void* MapAligned(size_t bytes) {
   const uintptr_t tail = start + span - (aligned + bytes);
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
   if (mapped_total.fetch_add(bytes, std::memory_order_relaxed) >= kPopulateAfterBytes) {
-    (void)madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+    AdviseHugePages(reinterpret_cast<void*>(aligned), bytes);
     PopulateForWrite(reinterpret_cast<void*>(aligned), bytes);
   }
   return reinterpret_cast<void*>(aligned);

@@ -102,10 +102,17 @@ inline void Release(void* p, size_t bytes) noexcept {
 
 // Faults in the whole pages of [begin, begin + bytes) now, in one call, for memory
 // about to be written front to back: a fresh mapping costs a trap per 4 KiB page
-// otherwise. The arena does this for its chunks from a process's second chunk on,
-// the printer for its output buffer. A hint: what the memory holds stays; a
-// no-op under ASan and on kernels before 5.14.
+// otherwise. The arena does this for its chunks from a process's second chunk on.
+// A hint: what the memory holds stays; a no-op under ASan and on kernels before 5.14.
 void PopulateForWrite(void* begin, size_t bytes) noexcept;
+
+// Asks for huge pages on the whole 2 MiB pages inside [begin, begin + bytes): one
+// fault, page-table entry and TLB entry where there would be 512, on machines whose
+// transparent huge pages are on request only (`madvise`). The arena's chunks take
+// them with PopulateForWrite; the printer's output buffer, whose final size is a
+// guess, takes them alone, so that pages are still touched only as the text
+// reaches them. A hint, like PopulateForWrite.
+void AdviseHugePages(void* begin, size_t bytes) noexcept;
 
 // For tests.
 struct Stats {

@@ -14,10 +14,11 @@ namespace cds::ir {
 // printing is a fixed point.
 //
 // `expected_bytes` is the caller's guess of the text's size (a tool knows its
-// input's). The buffer is reserved for it up front: grown by doubling instead, a
-// text of many megabytes is copied about once more and its pages are faulted in
-// about twice. A generous guess costs address space only; pages are touched as
-// the text reaches them.
+// input's). The buffer is reserved for it up front, on huge pages where the
+// kernel gives them on request: grown by doubling instead, a text of many
+// megabytes is copied about once more and its pages are faulted in about twice.
+// A generous guess costs address space only; pages are touched as the text
+// reaches them. A guess too small costs one doubling at the end.
 std::string PrintProgram(const ProgramPtr& program, size_t expected_bytes = 0);
 
 // Any node as text, for messages and debugging (fragments need not reparse).
