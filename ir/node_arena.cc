@@ -20,7 +20,6 @@ void PopulateForWrite(void*, size_t) noexcept {}
 void AdviseHugePages(void*, size_t) noexcept {}
 #else
 namespace {
-// madvise on the whole pages of `page` bytes inside the range.
 void AdviseWholePages(void* begin, size_t bytes, uintptr_t page, int advice) noexcept {
   const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
   const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + bytes) & ~(page - 1);

@@ -106,12 +106,9 @@ inline void Release(void* p, size_t bytes) noexcept {
 // A hint: what the memory holds stays; a no-op under ASan and on kernels before 5.14.
 void PopulateForWrite(void* begin, size_t bytes) noexcept;
 
-// Asks for huge pages on the whole 2 MiB pages inside [begin, begin + bytes): one
-// fault, page-table entry and TLB entry where there would be 512, on machines whose
-// transparent huge pages are on request only (`madvise`). The arena's chunks take
-// them with PopulateForWrite; the printer's output buffer, whose final size is a
-// guess, takes them alone, so that pages are still touched only as the text
-// reaches them. A hint, like PopulateForWrite.
+// Asks for huge pages (one fault and TLB entry where there would be 512) on the
+// whole 2 MiB pages inside [begin, begin + bytes); these machines give them on
+// request only. A hint, like PopulateForWrite.
 void AdviseHugePages(void* begin, size_t bytes) noexcept;
 
 // For tests.

@@ -13,12 +13,10 @@ namespace cds::ir {
 // ParseProgram(PrintProgram(P)) is structurally equal to P with an equal hash, and
 // printing is a fixed point.
 //
-// `expected_bytes` is the caller's guess of the text's size (a tool knows its
-// input's). The buffer is reserved for it up front, on huge pages where the
-// kernel gives them on request: grown by doubling instead, a text of many
-// megabytes is copied about once more and its pages are faulted in about twice.
-// A generous guess costs address space only; pages are touched as the text
-// reaches them. A guess too small costs one doubling at the end.
+// `expected_bytes`, the caller's guess of the text's size, is reserved up front
+// (on huge pages): grown by doubling, a large text is copied once more and
+// faulted in twice. A generous guess costs address space only (pages are touched
+// as the text reaches them); one too small costs a doubling at the end.
 std::string PrintProgram(const ProgramPtr& program, size_t expected_bytes = 0);
 
 // Any node as text, for messages and debugging (fragments need not reparse).
