@@ -22,7 +22,7 @@
 # PyPTO (default: the build's own, Python3_EXECUTABLE of its CMake cache, which
 # the `pypto` tests use too).
 #
-# PyPTO must be importable by PY (PYTHONPATH may name a build's python/ folder).
+# PyPTO must be importable by PY (PYTHONPATH may name the folder holding its package).
 # Exit codes: 0 every symptom of PyPTO's passes is a known one; 1: new ones were filed in
 # corpus/upstream/; 2: the campaign could not run (bad argument, PyPTO not
 # importable, a harness tool missing).
@@ -66,8 +66,7 @@ log() { printf '[differential %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 BUILD_DIR=${BUILD_DIR:-$ROOT/build/dev}
 for tool in cds-opt/cds-opt cds-gen/cds-gen cds-reduce/cds-reduce; do
   [[ -x "$BUILD_DIR/tools/$tool" ]] || {
-    echo "differential.sh: no $BUILD_DIR/tools/$tool; build the harness first (ci/test.sh, or" \
-      "cmake --preset dev && cmake --build build/dev --target cds-opt cds-gen cds-reduce)" >&2
+    echo "differential.sh: no $BUILD_DIR/tools/$tool; run ci/test.sh first (it makes the harness tools in build/dev)" >&2
     exit 2
   }
 done
@@ -79,7 +78,7 @@ fi
 if ! version=$("$PYTHON" "$ROOT/bridge/pypto/cds-pypto" --version) || ! grep -q '^pypto .*(commit ' <<<"$version"; then
   echo "differential.sh: PyPTO is not importable by $PYTHON, so the campaign cannot run:" >&2
   sed 's/^/  /' <<<"$version" >&2
-  echo "  Install PyPTO as docs/pypto.md says (or put a build's python/ folder on PYTHONPATH; --python names the Python it was built for)." >&2
+  echo "  Install PyPTO as docs/pypto.md says (or put the folder holding its package on PYTHONPATH; --python names the Python that imports it)." >&2
   exit 2
 fi
 log "$(tr '\n' ' ' <<<"$version")"
