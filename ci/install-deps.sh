@@ -23,7 +23,7 @@ done
 
 PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 llvm-14-tools lld-14 cmake ninja-build python3
           libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev libabsl-dev graphviz ccache)
+          nlohmann-json3-dev libfmt-dev libabsl-dev libjemalloc-dev graphviz ccache)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

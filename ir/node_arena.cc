@@ -7,32 +7,13 @@
 #ifndef CDS_NODE_ARENA_ASAN
 #include <sys/mman.h>
 #ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL, which is ignored
+#define MADV_POPULATE_WRITE 23
 #endif
 #endif
 
 namespace cds::ir::node_arena {
 
 constinit thread_local Cursor tls_cursor;
-
-#ifdef CDS_NODE_ARENA_ASAN
-void PopulateForWrite(void*, size_t) noexcept {}
-void AdviseHugePages(void*, size_t) noexcept {}
-#else
-namespace {
-void AdviseWholePages(void* begin, size_t bytes, uintptr_t page, int advice) noexcept {
-  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
-  const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + bytes) & ~(page - 1);
-  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, advice);
-}
-}  // namespace
-void PopulateForWrite(void* begin, size_t bytes) noexcept {
-  AdviseWholePages(begin, bytes, 4096, MADV_POPULATE_WRITE);
-}
-void AdviseHugePages(void* begin, size_t bytes) noexcept {
-  AdviseWholePages(begin, bytes, kChunkBytes, MADV_HUGEPAGE);
-}
-#endif
 
 namespace {
 
@@ -90,8 +71,9 @@ void* MapAligned(size_t bytes) {
   const uintptr_t tail = start + span - (aligned + bytes);
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
   if (mapped_total.fetch_add(bytes, std::memory_order_relaxed) >= kPopulateAfterBytes) {
-    AdviseHugePages(reinterpret_cast<void*>(aligned), bytes);
-    PopulateForWrite(reinterpret_cast<void*>(aligned), bytes);
+    // Hints: a kernel without them (MADV_POPULATE_WRITE is 5.14) answers EINVAL.
+    (void)madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+    (void)madvise(reinterpret_cast<void*>(aligned), bytes, MADV_POPULATE_WRITE);
   }
   return reinterpret_cast<void*>(aligned);
 }

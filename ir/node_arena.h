@@ -100,17 +100,6 @@ inline void Release(void* p, size_t bytes) noexcept {
   if (chunk->live.fetch_sub(1, std::memory_order_acq_rel) == 1) FreeChunk(chunk);
 }
 
-// Faults in the whole pages of [begin, begin + bytes) now, in one call, for memory
-// about to be written front to back: a fresh mapping costs a trap per 4 KiB page
-// otherwise. The arena does this for its chunks from a process's second chunk on.
-// A hint: what the memory holds stays; a no-op under ASan and on kernels before 5.14.
-void PopulateForWrite(void* begin, size_t bytes) noexcept;
-
-// Asks for huge pages (one fault and TLB entry where there would be 512) on the
-// whole 2 MiB pages inside [begin, begin + bytes); these machines give them on
-// request only. A hint, like PopulateForWrite.
-void AdviseHugePages(void* begin, size_t bytes) noexcept;
-
 // For tests.
 struct Stats {
   int64_t chunks_in_use;  // taken by a thread or holding live nodes (large objects included)

@@ -154,10 +154,7 @@ class Printer {
   explicit Printer(const Program* program) : program_(program) {}
 
   std::string Take() { return std::move(out_); }
-  void Reserve(size_t bytes) {
-    out_.reserve(bytes);
-    node_arena::AdviseHugePages(out_.data(), out_.capacity());
-  }
+  void Reserve(size_t bytes) { out_.reserve(bytes); }
 
   void PrintProgram(const Program& p) {
     for (const auto& d : p.dynamic_dims) {

@@ -211,25 +211,6 @@ TEST_F(NodeArenaTest, StreamNodesSitApartAndGoBack) {
   EXPECT_EQ(InUse(), before);
 }
 
-// PopulateForWrite and AdviseHugePages are hints: whatever they do to the page
-// tables, what is already written stays, including the partial pages at both ends
-// that they must leave alone (an madvise that discards, such as MADV_DONTNEED,
-// would zero them).
-TEST(PopulateForWriteTest, KeepsWhatIsWritten) {
-  constexpr size_t kBytes = size_t{5} << 20;  // holds at least one whole 2 MiB page
-  std::vector<unsigned char> buffer(kBytes);
-  for (size_t i = 0; i < kBytes; ++i) buffer[i] = static_cast<unsigned char>(i * 7 + 1);
-  node_arena::PopulateForWrite(buffer.data() + 100, kBytes - 300);  // unaligned both ends
-  node_arena::PopulateForWrite(buffer.data(), 0);
-  node_arena::AdviseHugePages(buffer.data() + 100, kBytes - 300);
-  node_arena::AdviseHugePages(buffer.data(), 0);
-  size_t changed = 0;
-  for (size_t i = 0; i < kBytes; ++i) changed += buffer[i] != static_cast<unsigned char>(i * 7 + 1);
-  EXPECT_EQ(changed, 0u);
-  buffer[kBytes / 2] = 0;  // and the memory is still writable
-  EXPECT_EQ(buffer[kBytes / 2], 0);
-}
-
 #ifdef CDS_NODE_ARENA_ASAN
 TEST(NodeArenaDeathTest, UseAfterFreeIsReported) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
