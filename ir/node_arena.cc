@@ -22,9 +22,9 @@ namespace {
 constexpr int64_t kOwnerBias = int64_t{1} << 50;
 // Dead chunks kept for the next ones taken: a program freed and rebuilt (a pass's
 // output, the next fuzz input) reuses memory that is already mapped and faulted
-// in. 256 MiB holds the pipeline's output on 10^6 statements; a larger freed
-// program goes back to the OS.
-constexpr size_t kCachedChunksMax = 128;
+// in. 1 GiB holds the IR of a 100 MB program; a larger freed program goes back to
+// the OS.
+constexpr size_t kCachedChunksMax = 512;
 
 std::atomic<int64_t> chunks_in_use{0};
 
