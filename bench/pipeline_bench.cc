@@ -25,9 +25,14 @@ void SetPerStatement(benchmark::State& state, int64_t statements) {
 }
 
 // The output shares most nodes with the input; freeing the rest is not the
-// pass's work, so it happens with the clock stopped.
+// pass's work, so it happens with the clock stopped. One run before the clock maps
+// and faults in the memory the timed runs reuse (the node arena's dead chunks, the
+// allocator's pages): the small sizes amortize that first run over hundreds of
+// iterations, 10^6 runs three, so without it sizes would differ in how much of
+// their time is first-touch page faults rather than in the pipeline's work.
 template <typename F>
 void TimeRuns(benchmark::State& state, F&& run) {
+  run();
   for (auto _ : state) {
     cds::ir::ProgramPtr out = run();
     benchmark::DoNotOptimize(out.get());
