@@ -11,8 +11,6 @@
 #include <optional>
 #include <span>
 
-#include <absl/container/flat_hash_map.h>
-#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
 #include "ir/builder.h"
@@ -21,24 +19,12 @@
 #include "ir/lexer.h"
 #include "ir/op_registry.h"
 #include "ir/printer.h"
+#include "ir/string_hash.h"
 #include "ir/structural_equal.h"
 
 namespace cds::ir {
 
 namespace {
-
-// Maps from owned names, looked up by views (Debian's absl has its own
-// string_view, so the transparent hash and equality are spelled out).
-struct NameHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return absl::Hash<std::string_view>{}(s); }
-};
-struct NameEq {
-  using is_transparent = void;
-  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
-};
-template <typename V>
-using NameMap = absl::flat_hash_map<std::string, V, NameHash, NameEq>;
 
 // A string against a literal: the length is a constant, so the comparison is a
 // few inlined loads instead of a call to memcmp.
@@ -145,10 +131,10 @@ struct FuncState {
   FuncSig* sig = nullptr;
   // Keys view the source text, a parameter's or a dimension's own name: all
   // outlive the function's parse.
-  absl::flat_hash_map<std::string_view, VarPtr> vars;
+  StringViewMap<VarPtr> vars;
   std::vector<WindowDecl> windows;
-  NameMap<size_t> window_index;
-  NameMap<std::vector<size_t>> windows_by_base;
+  StringMap<size_t> window_index;
+  StringMap<std::vector<size_t>> windows_by_base;
   bool saw_return = false;
   std::vector<TypePtr> first_return_types;
 };
@@ -422,18 +408,18 @@ class Parser {
   // block per function scattered over the heap.
   std::deque<FuncSig> sigs_;
   // Keys view the records' names (the deque keeps records in place).
-  absl::flat_hash_map<std::string_view, FuncSig*> sig_by_name_;
+  StringViewMap<FuncSig*> sig_by_name_;
   FuncState* fs_ = nullptr;
   std::vector<std::unique_ptr<FuncState>> body_states_;
   size_t body_states_used_ = 0;
   YieldFrame* yield_frame_ = nullptr;
   std::vector<VarPtr> dyn_dims_;
-  NameMap<VarPtr> dyn_by_name_;
+  StringMap<VarPtr> dyn_by_name_;
   // Dims written `pl.dynamic("NR")` inside a type: one Var per name for the
   // whole program, as PyPTO's parser keeps them.
-  NameMap<VarPtr> inline_dims_;
+  StringMap<VarPtr> inline_dims_;
   // Views into the source text, which outlives the parser.
-  absl::flat_hash_set<std::string_view> user_alloc_names_;
+  StringViewSet user_alloc_names_;
   std::string op_name_buf_;
   const OpInfo* alloc_info_ = nullptr;
   // Lists under construction, innermost last: a finished list is copied out at its

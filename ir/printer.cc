@@ -19,6 +19,7 @@
 #include "ir/field_values.h"
 #include "ir/op_registry.h"
 #include "ir/print_prefetch.h"
+#include "ir/string_hash.h"
 #include "ir/structural_equal.h"
 #include "ir/walk.h"
 
@@ -147,7 +148,7 @@ bool IsBareLiteral(const Expr& e) {
 }
 
 // A name in use, and the k at which the search for a free `name_k` resumes.
-using UsedNames = absl::flat_hash_map<std::string_view, uint32_t>;
+using UsedNames = StringViewMap<uint32_t>;
 
 class Printer {
  public:
@@ -1126,7 +1127,7 @@ class Printer {
   std::optional<Callee> callee_;
   // Alloc names printed in the sugar form, program-wide. Views into the alloc
   // calls' name= strings: the program outlives the printer.
-  absl::flat_hash_set<std::string_view> sugar_allocs_;
+  StringViewSet sugar_allocs_;
   print_detail::ArenaSweep sweep_;
   const std::string_view* alloc_lhs_ = nullptr;
   // The type an opaque call may take from the annotation of its assignment.
@@ -1134,7 +1135,7 @@ class Printer {
   // The loop whose direct body is printed: its YieldStmt binds its return_vars.
   const ForStmt* yield_owner_ = nullptr;
   std::vector<std::pair<const Var*, std::string>> dim_names_;
-  absl::flat_hash_set<std::string> dim_names_in_use_;
+  StringSet dim_names_in_use_;
   absl::flat_hash_map<const Var*, std::string> inline_dim_names_;
   int in_type_ = 0;  // PrintType calls open: a Var there may be an inline dimension
 };

@@ -15,6 +15,7 @@
 #include "ir/error.h"
 #include "ir/mutator.h"
 #include "ir/op_registry.h"
+#include "ir/string_hash.h"
 #include "ir/structural_equal.h"
 #include "ir/walk.h"
 #include "pass/device_coverage.h"
@@ -38,7 +39,7 @@ using ir::VarPtr;
 using ir::WindowBufferPtr;
 
 // The names of the program's chip orchestrators: a call of one is a dispatch.
-using ChipOrchestrators = absl::flat_hash_set<std::string_view>;
+using ChipOrchestrators = ir::StringViewSet;
 
 // ---------------------------------------------------------------------------
 // What the steps find out about one host orchestrator

@@ -3,9 +3,9 @@
 // WindowBuffer a slot of exactly one scope, slot names unique per scope, scopes
 // and slots in alloc source order.
 
-#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
+#include "ir/string_hash.h"
 #include "verifier/checks.h"
 
 namespace cds::verify {
@@ -59,7 +59,7 @@ void CheckScopeStructure(HostAnalysis& a, DiagnosticSink& sink) {
                   stmt.span());
     }
 
-    absl::flat_hash_map<std::string_view, size_t> names;
+    ir::StringViewMap<size_t> names;
     names.reserve(stmt.slots.size());
     size_t prev_owner = kNone;
     size_t first = kNone;
