@@ -117,8 +117,8 @@ struct YieldFrame {
 };
 
 struct FuncState {
-  // For the next body: its containers keep their memory (one state per nesting
-  // level is reused for every function, instead of growing fresh tables per body).
+  // For the next body (one state per nesting level serves every function): vectors
+  // and small tables keep their memory; absl frees a table of over 127 slots on clear().
   void Reset() {
     sig = nullptr;
     vars.clear();
