@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
 #include <nlohmann/json.hpp>
 
 #include "fuzz/gen/model.h"
@@ -39,7 +40,9 @@ class Coverage {
 
  private:
   bool all_ = false;
-  std::vector<std::pair<int64_t, int64_t>> intervals_;
+  // Almost every set is one interval (a device, a range loop); inline storage keeps
+  // the per-alloc coverage tables the generator rebuilds for every program off the heap.
+  absl::InlinedVector<std::pair<int64_t, int64_t>, 2> intervals_;
 };
 
 // An alloc's byte size as a function of the world size: constant +

@@ -1,6 +1,8 @@
 #include "fuzz/gen/model.h"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <set>
 
 #include <absl/container/flat_hash_map.h>
@@ -243,7 +245,7 @@ bool SigEqual(const TensorSig& a, const TensorSig& b) {
   return true;
 }
 
-TensorSig Sig(std::vector<int64_t> dims, DataType dt) {
+TensorSig Sig(std::initializer_list<int64_t> dims, DataType dt) {
   TensorSig s;
   for (int64_t d : dims) s.dims.push_back(Dim{d, -1});
   s.dtype = dt;
@@ -326,9 +328,13 @@ class Generator {
 
   bool Usable(int v) const { return v < static_cast<int>(live_.size()) && live_[v]; }
 
+  // The candidates a statement draws from: a few values, so kept on the stack
+  // (the generator asks for such a list several times per statement).
+  using ValueList = absl::InlinedVector<int, 16>;
+
   template <typename P>
-  std::vector<int> UsableWhere(P pred) const {
-    std::vector<int> out;
+  ValueList UsableWhere(P pred) const {
+    ValueList out;
     for (const auto& scope : scopes_) {
       for (int v : scope) {
         if (Usable(v) && pred(m_.values[v])) out.push_back(v);
@@ -369,7 +375,7 @@ class Generator {
   }
 
   int UsableWorldSizeTemp() {
-    std::vector<int> ws = UsableWhere([](const ValueModel& v) {
+    ValueList ws = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar && v.scalar_dtype == DataType::kIndex && v.name[0] == 'n';
     });
     if (!ws.empty() && c_.Chance(3, 4)) return c_.Pick(ws);
@@ -389,7 +395,8 @@ class Generator {
     a.size_form = force_form ? *force_form : c_.Pick(forms);
     static const std::vector<DataType> kData = {DataType::kFP32, DataType::kFP16, DataType::kBF16};
     a.dtype = c_.Chance(1, 3) ? DataType::kInt32 : c_.Pick(kData);
-    const int64_t elems = std::vector<int64_t>{256, 1024, 64, 4096}[c_.Int(0, 3)];
+    static constexpr int64_t kElems[] = {256, 1024, 64, 4096};
+    const int64_t elems = kElems[c_.Int(0, 3)];
     switch (a.size_form) {
       case SizeForm::kLiteral: a.size = SExpr::Const(elems * ir::DataTypeBytes(a.dtype)); break;
       case SizeForm::kBytes:
@@ -401,7 +408,11 @@ class Generator {
         break;
       }
       case SizeForm::kShape:
-        a.shape = c_.Bool() ? std::vector<int64_t>{elems} : std::vector<int64_t>{c_.Int(1, 8), 64};
+        if (c_.Bool()) {
+          a.shape = {elems};
+        } else {
+          a.shape = {c_.Int(1, 8), 64};
+        }
         break;
     }
     if (var_name.empty()) var_name = Fresh(a.dtype == DataType::kInt32 ? "sbuf" : "buf");
@@ -423,7 +434,8 @@ class Generator {
   TensorSig RandomViewSig(int alloc) {
     if (m_.allocs[alloc].dtype == DataType::kInt32 && c_.Chance(2, 3)) return SignalSig();
     if (c_.Chance(2, 3)) return c_.Pick(palette_);
-    return Sig({std::vector<int64_t>{64, 256, 128}[c_.Int(0, 2)]}, m_.allocs[alloc].dtype);
+    static constexpr int64_t kLengths[] = {64, 256, 128};
+    return Sig({kLengths[c_.Int(0, 2)]}, m_.allocs[alloc].dtype);
   }
 
   TensorSig SignalSig() {
@@ -434,7 +446,8 @@ class Generator {
       s.dtype = DataType::kInt32;
       return s;
     }
-    return Sig({std::vector<int64_t>{8, 16, 4}[c_.Int(0, 2)]}, DataType::kInt32);
+    static constexpr int64_t kLengths[] = {8, 16, 4};
+    return Sig({kLengths[c_.Int(0, 2)]}, DataType::kInt32);
   }
 
   // `name = pld.window(alloc, [shape], dtype=)`; rebinds `rebind`'s name if given.
@@ -454,11 +467,12 @@ class Generator {
 
   // Allocs keep to at most three windows while any alloc has room for another.
   int PickAlloc(bool prefer_int32) {
-    std::vector<int> room, pref;
+    ValueList room, pref;
     for (int a : host_allocs_) {
       if (windows_[a] < 3) room.push_back(a);
     }
-    const std::vector<int>& pool = room.empty() ? host_allocs_ : room;
+    const std::span<const int> pool =
+        room.empty() ? std::span<const int>(host_allocs_) : std::span<const int>(room);
     for (int a : pool) {
       if ((m_.allocs[a].dtype == DataType::kInt32) == prefer_int32) pref.push_back(a);
     }
@@ -469,7 +483,8 @@ class Generator {
   // A usable view satisfying `pred`, or a new one of `sig`.
   template <typename P>
   int ViewArg(P pred, const TensorSig& sig, bool prefer_int32) {
-    std::vector<int> cands = UsableWhere([&](const ValueModel& v) { return v.kind == ValueKind::kView && pred(v); });
+    ValueList cands =
+        UsableWhere([&](const ValueModel& v) { return v.kind == ValueKind::kView && pred(v); });
     if (!cands.empty() && !c_.Chance(1, 4)) return c_.Pick(cands);
     return EmitView(PickAlloc(prefer_int32), sig);
   }
@@ -480,13 +495,14 @@ class Generator {
   // `dtypes`: the element types the op takes there, when it restricts them (PyPTO's
   // deducers: allreduce data FP16 or FP32, an all_to_all target the input's); a new
   // view takes the first when the palette's does not fit.
-  int DataArg(bool two_d, std::vector<DataType> dtypes = {}) {
+  int DataArg(bool two_d, std::initializer_list<DataType> dtypes = {}) {
     TensorSig sig = two_d ? Sig({c_.Int(2, 8), 64}, DataType::kFP32) : c_.Pick(palette_);
     auto fits = [&dtypes](DataType d) {
-      return dtypes.empty() ? d != DataType::kInt32
-                            : std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+      return dtypes.size() == 0 ? d != DataType::kInt32
+                                : std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
     };
-    if (!two_d && !fits(sig.dtype)) sig.dtype = dtypes.empty() ? DataType::kFP32 : dtypes[0];
+    if (!two_d && !fits(sig.dtype))
+      sig.dtype = dtypes.size() == 0 ? DataType::kFP32 : *dtypes.begin();
     return ViewArg(
         [two_d, &fits](const ValueModel& v) {
           return two_d ? v.sig.dims.size() == 2 : fits(v.sig.dtype);
@@ -495,21 +511,17 @@ class Generator {
   }
   int AllReduceDataArg() { return DataArg(false, {DataType::kFP32, DataType::kFP16}); }
 
-  std::vector<int> ChipTargets() const {
-    std::vector<int> out;
-    for (size_t i = 0; i < m_.functions.size(); ++i) {
-      if (m_.functions[i].role == FuncRole::kChipOrch) out.push_back(static_cast<int>(i));
-    }
-    return out;
-  }
+  // The chip orchestrators, fixed once MakeFunctions has made the functions.
+  const std::vector<int>& ChipTargets() const { return chip_targets_; }
 
   // Arguments for every parameter of `callee`: matching usable views or new
   // views of `alloc` (any alloc when -1).
   std::vector<int> DispatchArgs(int callee, int alloc, bool reuse) {
     std::vector<int> args;
+    args.reserve(m_.functions[callee].params.size());
     for (int p : m_.functions[callee].params) {
       const TensorSig& sig = m_.values[p].sig;
-      std::vector<int> cands;
+      ValueList cands;
       if (reuse) {
         cands = UsableWhere([&](const ValueModel& v) { return v.kind == ValueKind::kView && SigEqual(v.sig, sig); });
       }
@@ -548,8 +560,8 @@ class Generator {
   }
 
   void GenDispatch() {
-    std::vector<int> callees = ChipTargets();
-    std::vector<int> weights(callees.size(), 6);
+    ValueList callees(ChipTargets().begin(), ChipTargets().end());
+    ValueList weights(callees.size(), 6);
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       const FuncRole r = m_.functions[i].role;
       if ((r == FuncRole::kGraph || r == FuncRole::kInCore) &&
@@ -578,7 +590,7 @@ class Generator {
   }
 
   SExpr Condition() {
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     static const ir::BinaryOp kCmp[] = {ir::BinaryOp::kLt, ir::BinaryOp::kGt, ir::BinaryOp::kEq,
@@ -700,13 +712,15 @@ class Generator {
   void AddIterArgs(int loop) {
     const int n = static_cast<int>(c_.Int(1, 2));
     for (int i = 0; i < n; ++i) {
-      std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+      ValueList scalars = UsableWhere([](const ValueModel& v) {
         return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
       });
-      std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
-      std::vector<int> views = On(Feature::kSubscript)
-                                   ? UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; })
-                                   : std::vector<int>{};
+      ValueList tensors =
+          UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+      ValueList views =
+          On(Feature::kSubscript)
+              ? UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; })
+              : ValueList{};
       const int ia = NewValue(Fresh("acc"), ValueKind::kScalar);
       const int pick = static_cast<int>(c_.Int(0, views.empty() ? 2 : 3));
       SExpr init = SExpr::Const(c_.Int(0, 9));
@@ -733,11 +747,11 @@ class Generator {
     LoopModel& l = m_.loops[loop];
     StmtModel s = NewStmt(StmtKind::kYield);
     s.ref = loop;
-    std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
     for (int ia : l.iter_args) {
       const ValueModel iv = m_.values[ia];
       if (iv.kind == ValueKind::kTensor) {
-        std::vector<int> same = UsableWhere([&](const ValueModel& v) {
+        ValueList same = UsableWhere([&](const ValueModel& v) {
           return v.kind == ValueKind::kTensor && SigEqual(v.sig, iv.sig);
         });
         m_.loops[loop].yields.push_back(SExpr::VarRef(c_.Pick(same)));
@@ -766,7 +780,7 @@ class Generator {
 
   // A subscript of `view`: `v[i]`, `v[a:b]`, `v[r:8:2]`, `v[:, 0:4]`, `v[::2]`.
   SExpr ViewSubscript(int view) {
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     switch (c_.Int(0, 4)) {
@@ -794,7 +808,7 @@ class Generator {
   // `e = x[..]`, `e = x[..] + 1`, `e = -(x[..])`, `e = k * x[..]`: unknown-typed values.
   void GenSubscriptRead() {
     SExpr sub = ViewSubscript(PickView());
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     SExpr e;
@@ -815,7 +829,8 @@ class Generator {
 
   // `t[0:4, 0:8] = x[0:4]`, `x[0:8] = t`, `x[i] = 0`: slice and indexed assignment.
   void GenSubscriptAssign() {
-    std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+    ValueList tensors =
+        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
     StmtModel s = NewStmt(StmtKind::kSubscriptAssign);
     const bool into_tensor = !tensors.empty() && c_.Bool();
     s.expr = ViewSubscript(into_tensor ? c_.Pick(tensors) : PickView());
@@ -832,7 +847,7 @@ class Generator {
 
   // `u0, u1 = pl.split(v, 2)`: unknown-typed results of an opaque call over a view.
   void GenUnpack() {
-    std::vector<int> srcs = UsableWhere([](const ValueModel& v) {
+    ValueList srcs = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kView || v.kind == ValueKind::kTensor;
     });
     StmtModel s = NewStmt(StmtKind::kUnpack);
@@ -947,8 +962,8 @@ class Generator {
   }
 
   void GenCollective() {
-    std::vector<CollKind> kinds;
-    std::vector<bool> implicit;
+    absl::InlinedVector<CollKind, 8> kinds;
+    absl::InlinedVector<bool, 8> implicit;
     auto add = [&](Feature f, CollKind k, bool imp, bool loop_ok) {
       if (On(f) && (loop_ok || !InLoop())) {
         kinds.push_back(k);
@@ -970,6 +985,7 @@ class Generator {
     const size_t pick = c_.Index(kinds.size());
     const CollKind kind = kinds[pick];
     std::vector<int> args;
+    args.reserve(5);  // all_to_all_v's five
     int in_place = -1;
     switch (kind) {
       case CollKind::kAllReduce: {
@@ -1016,12 +1032,13 @@ class Generator {
   }
 
   void GenNoiseTensor() {
-    std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+    ValueList tensors =
+        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
     StmtModel s = NewStmt(StmtKind::kTensorCreate);
     if (!tensors.empty() && c_.Bool()) {
       s.kind = StmtKind::kTensorAdd;
       s.src = c_.Pick(tensors);
-      std::vector<int> same = UsableWhere([&](const ValueModel& v) {
+      ValueList same = UsableWhere([&](const ValueModel& v) {
         return v.kind == ValueKind::kTensor && SigEqual(v.sig, m_.values[s.src].sig);
       });
       s.src2 = c_.Pick(same);
@@ -1038,16 +1055,15 @@ class Generator {
     const int n = static_cast<int>(c_.Int(0, 3));
     std::vector<SExpr> elements;
     for (int i = 0; i < n; ++i) {
-      std::vector<int> views =
-          UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
-      std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+      ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+      ValueList scalars = UsableWhere([](const ValueModel& v) {
         return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar ||
                v.kind == ValueKind::kTensor;
       });
-      std::vector<int> tuples =
+      ValueList tuples =
           UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
-      const std::vector<int> w = {views.empty() ? 0 : 3, scalars.empty() ? 0 : 2,
-                                  tuples.empty() ? 0 : 1, 2, depth < 2 ? 1 : 0};
+      const std::array<int, 5> w = {views.empty() ? 0 : 3, scalars.empty() ? 0 : 2,
+                                    tuples.empty() ? 0 : 1, 2, depth < 2 ? 1 : 0};
       switch (c_.Weighted(w)) {
         case 0:
           elements.push_back(SExpr::VarRef(c_.Pick(views)));
@@ -1086,10 +1102,8 @@ class Generator {
 
   // `t = (x, 1)`, or a tuple as a call argument: `pl.touch(v, (x, t))`.
   void GenTuple() {
-    std::vector<int> views =
-        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
-    std::vector<int> tuples =
-        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
+    ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    ValueList tuples = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
     if (c_.Chance(2, 3)) {
       StmtModel s = NewStmt(StmtKind::kScalar);
       s.def = NewValue(Fresh("tup"), ValueKind::kTuple);
@@ -1106,7 +1120,7 @@ class Generator {
   }
 
   void GenNoiseScalar() {
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     SExpr base = !scalars.empty() && c_.Chance(3, 4) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
@@ -1133,7 +1147,7 @@ class Generator {
   }
 
   void GenAlias() {
-    std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
     const int src = c_.Pick(views);
     StmtModel s = NewStmt(StmtKind::kAlias);
     s.src = src;
@@ -1143,8 +1157,8 @@ class Generator {
     Push(std::move(s));
   }
 
-  std::vector<int> RebindCandidates() const {
-    std::vector<int> out;
+  ValueList RebindCandidates() const {
+    ValueList out;
     for (int v : scopes_.back()) {
       if (Usable(v) && m_.values[v].kind == ValueKind::kView) out.push_back(v);
     }
@@ -1175,7 +1189,7 @@ class Generator {
       kFallback,
       kNumActions
     };
-    std::vector<int> w(kNumActions, 0);
+    std::array<int, kNumActions> w{};
     const bool has_alloc = !host_allocs_.empty();
     const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
     const bool any_loop = On(Feature::kLoopRange) || On(Feature::kLoopWorldSize) || On(Feature::kLoopStartStop) ||
@@ -1241,7 +1255,8 @@ class Generator {
       case kScope: return GenScope(remaining, depth);
       case kOpaque: {
         // Views handed to an opaque call: the pass must not count them as consumed.
-        std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+        ValueList views =
+            UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
         StmtModel s = NewStmt(StmtKind::kOpaque);
         s.src = c_.Pick(views);
         if (c_.Bool()) s.src2 = c_.Pick(views);
@@ -1332,9 +1347,11 @@ class Generator {
       ret.ref = coll;
     }
     if (ret.ref < 0 && On(Feature::kTupleValue)) {
-      std::vector<int> tuples =
+      ValueList tuples =
           UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
-      std::erase_if(tuples, [this](int t) { return shaped_by_body_.contains(t); });
+      tuples.erase(std::remove_if(tuples.begin(), tuples.end(),
+                                  [this](int t) { return shaped_by_body_.contains(t); }),
+                   tuples.end());
       if (!tuples.empty() && c_.Chance(2, 3)) ret.src = c_.Pick(tuples);
     }
     Finalize();
@@ -1360,8 +1377,10 @@ class Generator {
     static const std::vector<DataType> kTypes = {DataType::kFP32, DataType::kFP16, DataType::kBF16,
                                                  DataType::kInt32};
     const DataType dt = c_.Pick(kTypes);
-    if (c_.Chance(1, 3)) return Sig({std::vector<int64_t>{4, 8, 16}[c_.Int(0, 2)], 64}, dt);
-    return Sig({std::vector<int64_t>{256, 64, 128, 1024}[c_.Int(0, 3)]}, dt);
+    static constexpr int64_t kRows[] = {4, 8, 16};
+    static constexpr int64_t kLengths[] = {256, 64, 128, 1024};
+    if (c_.Chance(1, 3)) return Sig({kRows[c_.Int(0, 2)], 64}, dt);
+    return Sig({kLengths[c_.Int(0, 3)]}, dt);
   }
 
   // An InCore kernel calling collectives as PyPTO's kernels do: a local pl.Tensor
@@ -1373,12 +1392,14 @@ class Generator {
     f.name = std::move(name);
     f.role = FuncRole::kInCore;
     f.decl = DeclForm::kInCoreType;
-    const int64_t rows = std::vector<int64_t>{2, 4, 8}[c_.Int(0, 2)];
-    auto param = [&](const char* pname, std::vector<int64_t> dims, DataType dt, bool local) {
+    static constexpr int64_t kRows[] = {2, 4, 8};
+    const int64_t rows = kRows[c_.Int(0, 2)];
+    auto param = [&](const char* pname, std::initializer_list<int64_t> dims, DataType dt,
+                     bool local) {
       ValueModel v;
       v.name = pname;
       v.kind = ValueKind::kParam;
-      v.sig = Sig(std::move(dims), dt);
+      v.sig = Sig(dims, dt);
       v.local = local;
       v.inout = !local;
       m_.values.push_back(std::move(v));
@@ -1393,10 +1414,10 @@ class Generator {
       counts = param("counts", {rows, 1}, DataType::kInt32, true);
       recv_counts = param("recv_counts", {rows, 1}, DataType::kInt32, false);
     }
-    const std::vector<CollKind> kinds = {
+    static constexpr CollKind kinds[] = {
         CollKind::kAllToAll,      CollKind::kAllToAllV, CollKind::kAllGather, CollKind::kAllReduce,
         CollKind::kReduceScatter, CollKind::kBroadcast, CollKind::kBarrier};
-    const std::vector<int> weights = {3, counts >= 0 ? 3 : 0, 2, 1, 1, 1, 1};
+    const std::array<int, 7> weights = {3, counts >= 0 ? 3 : 0, 2, 1, 1, 1, 1};
     auto call = [&](CollKind kind, std::vector<int> args, int rebinds) {
       CollectiveModel c;
       c.kind = kind;
@@ -1582,6 +1603,9 @@ class Generator {
       });
     }
     m_.functions = std::move(fns);
+    for (size_t i = 0; i < m_.functions.size(); ++i) {
+      if (m_.functions[i].role == FuncRole::kChipOrch) chip_targets_.push_back(static_cast<int>(i));
+    }
   }
 
   Choices& c_;
@@ -1595,6 +1619,7 @@ class Generator {
   std::vector<char> live_;
   absl::flat_hash_map<int, int> windows_;  // alloc -> pld.window statements so far
   std::vector<int> host_allocs_;
+  std::vector<int> chip_targets_;
   absl::flat_hash_set<int> shaped_by_body_;  // tuple values whose type names a body variable
   std::vector<int> loop_stack_;
   bool in_while_ = false;
