@@ -362,6 +362,7 @@ class IRBuilder {
       }
     }
     std::vector<ir::FunctionPtr> fns;
+    fns.reserve(m_.functions.size());
     for (const FunctionModel& f : m_.functions) fns.push_back(Function(f));
     return ir::MakeNode<ir::Program>(m_.name, std::vector<VarPtr>{}, std::move(fns));
   }
@@ -369,6 +370,7 @@ class IRBuilder {
  private:
   std::vector<ExprPtr> Shape(const TensorSig& sig) {
     std::vector<ExprPtr> dims;
+    dims.reserve(sig.dims.size());
     for (const Dim& d : sig.dims) dims.push_back(d.var >= 0 ? Use(d.var) : ir::Int(d.constant));
     return dims;
   }
@@ -399,6 +401,7 @@ class IRBuilder {
       }
       case SExpr::Kind::kSubscript: {
         std::vector<ExprPtr> idx;
+        idx.reserve(e.operands.size());
         for (const SExpr& i : e.operands) idx.push_back(Expr(i));
         return ir::MakeNode<ir::Subscript>(Use(e.var), std::move(idx), ir::UnknownType::Get());
       }
@@ -407,6 +410,7 @@ class IRBuilder {
       case SExpr::Kind::kNone: return nullptr;
       case SExpr::Kind::kTuple: {
         std::vector<ExprPtr> elements;
+        elements.reserve(e.operands.size());
         for (const SExpr& x : e.operands) elements.push_back(Expr(x));
         return TupleValue(std::move(elements));
       }
@@ -464,8 +468,10 @@ class IRBuilder {
     }
     const ir::FunctionType type = TypeOf(f.decl).value_or(ir::FunctionType::kOpaque);
     std::vector<VarPtr> params;
+    params.reserve(f.params.size());
     for (int p : f.params) params.push_back(vars_[p]);
     std::vector<ir::ParamDirection> dirs;
+    dirs.reserve(f.params.size());
     for (int p : f.params)
       dirs.push_back(m_.values[p].inout ? ir::ParamDirection::kInOut : ir::ParamDirection::kIn);
     std::vector<ir::TypePtr> ret_types;
@@ -473,6 +479,7 @@ class IRBuilder {
     if (f.role != FuncRole::kHostOrch) {
       ret_types.push_back(params[0]->type);
       std::vector<StmtPtr> stmts;
+      stmts.reserve(f.body.size() + 1);
       for (const StmtModel& s : f.body) stmts.push_back(Stmt(s));
       stmts.push_back(ir::Return({params[0]}));
       body = ir::Seq(std::move(stmts));
@@ -487,6 +494,7 @@ class IRBuilder {
 
   ir::SeqStmtsPtr Body(const std::vector<StmtModel>& body) {
     std::vector<StmtPtr> stmts;
+    stmts.reserve(body.size());
     for (const StmtModel& s : body) stmts.push_back(Stmt(s));
     return ir::Seq(std::move(stmts));
   }
@@ -510,19 +518,24 @@ class IRBuilder {
 
   ExprPtr Dispatch(const DispatchModel& d, ExprPtr first_arg = nullptr) {
     std::vector<ExprPtr> args;
+    args.reserve(d.args.size());
     for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? first_arg : Use(d.args[i]));
     return ir::MakeFunctionCall(m_.functions[d.callee].name, std::move(args), Device(d), ReturnTypeOf(d.callee));
   }
 
   ExprPtr Collective(const CollectiveModel& c) {
     std::vector<ExprPtr> args;
+    args.reserve(c.args.size());
     for (int a : c.args) args.push_back(Use(a));
     ir::KwargList kw;
     switch (c.kind) {
-      case CollKind::kAllReduce:
+      case CollKind::kAllReduce: {
+        const bool core_num = c.core_num > 0 || c.explicit_core_num;
+        kw.reserve(core_num ? 2 : 1);
         kw.emplace_back("op", ir::EnumAttr{kReduceSum});
-        if (c.core_num > 0 || c.explicit_core_num) kw.emplace_back("core_num", c.core_num);
+        if (core_num) kw.emplace_back("core_num", c.core_num);
         break;
+      }
       case CollKind::kReduceScatter: kw.emplace_back("op", ir::EnumAttr{kReduceSum}); break;
       case CollKind::kBroadcast: kw.emplace_back("root", c.root); break;
       default: break;
@@ -562,6 +575,7 @@ class IRBuilder {
         ExprPtr call;
         if (a.size_form == SizeForm::kShape) {
           std::vector<ExprPtr> dims;
+          dims.reserve(a.shape.size());
           for (int64_t d : a.shape) dims.push_back(ir::Int(d));
           call = ir::MakeOpCall(ir::ops::kAllocWindowBuffer, {ir::Tuple(std::move(dims))},
                                 {{"dtype", a.dtype}, {"name", a.name}});
@@ -609,6 +623,7 @@ class IRBuilder {
         VarPtr var = Def(l.var, ir::ScalarTy(DataType::kIndex));
         if (!l.iter_args.empty()) {
           std::vector<ir::IterArgPtr> ias;
+          ias.reserve(l.iter_args.size());
           for (size_t i = 0; i < l.iter_args.size(); ++i) {
             ExprPtr init = Expr(l.inits[i]);
             auto ia = ir::MakeNode<ir::IterArg>(m_.values[l.iter_args[i]].name, init->type, init);
@@ -617,6 +632,7 @@ class IRBuilder {
           }
           ir::SeqStmtsPtr body = Body(s.body);
           std::vector<VarPtr> results;
+          results.reserve(l.results.size());
           for (size_t i = 0; i < l.results.size(); ++i) results.push_back(Def(l.results[i], ias[i]->type));
           auto f = ir::MakeNode<ir::ForStmt>(std::move(var), std::move(start), std::move(stop), std::move(step),
                                                  std::move(body));
@@ -637,6 +653,7 @@ class IRBuilder {
                                                        nullptr, Body(s.body));
         }
         ir::KwargList kw;
+        kw.reserve(2);
         kw.emplace_back("name_hint", fmt::format("s{}", s.id));
         kw.emplace_back("tag", Expr(s.expr));
         return ir::MakeNode<ir::ScopeStmt>("pl.at", std::vector<ExprPtr>{}, std::move(kw), nullptr,
@@ -645,11 +662,13 @@ class IRBuilder {
       case StmtKind::kOpaque: {
         // An op the registry does not model: Op(name, info = nullptr), type unknown.
         std::vector<ExprPtr> args;
+        args.reserve(2 + s.tuple_args.size());
         if (s.src >= 0) args.push_back(Use(s.src));
         if (s.src2 >= 0) args.push_back(Use(s.src2));
         for (const SExpr& t : s.tuple_args) args.push_back(Expr(t));
         ir::KwargList kw;
         if (s.flag) {
+          kw.reserve(2);
           kw.emplace_back("tag", Expr(s.expr));
           kw.emplace_back("deps", ExprPtr(ir::MakeNode<ir::MakeTuple>(std::vector<ExprPtr>{Use(s.src)})));
         }
@@ -661,6 +680,7 @@ class IRBuilder {
             ir::OpRegistry::Get().GetOp("pl.split"), std::vector<ExprPtr>{Use(s.src), ir::Int(static_cast<int64_t>(s.defs.size()))},
             ir::KwargList{}, ir::ExprAttrList{}, ir::UnknownType::Get());
         std::vector<VarPtr> vars;
+        vars.reserve(s.defs.size());
         for (int d : s.defs) vars.push_back(Def(d, ir::UnknownType::Get()));
         return ir::MakeNode<ir::UnpackAssignStmt>(std::move(vars), std::move(call));
       }
@@ -670,6 +690,7 @@ class IRBuilder {
       }
       case StmtKind::kYield: {
         std::vector<ExprPtr> values;
+        values.reserve(m_.loops[s.ref].yields.size());
         for (const SExpr& y : m_.loops[s.ref].yields) values.push_back(Expr(y));
         return ir::MakeNode<ir::YieldStmt>(std::move(values));
       }
