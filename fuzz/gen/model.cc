@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
-#include <set>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
@@ -425,6 +424,7 @@ class Generator {
     s.ref = static_cast<int>(m_.allocs.size());
     m_.values[s.def].alloc = s.ref;
     m_.allocs.push_back(std::move(a));
+    windows_.push_back(0);
     host_allocs_.push_back(s.ref);
     const int idx = s.ref;
     Push(std::move(s));
@@ -456,7 +456,7 @@ class Generator {
     std::string name = rebind >= 0 ? m_.values[rebind].name : Fresh(s.dtype == DataType::kInt32 ? "s" : "x");
     StmtModel st = NewStmt(StmtKind::kView);
     st.ref = alloc;
-    windows_[alloc]++;
+    ++windows_[alloc];
     st.def = NewValue(std::move(name), ValueKind::kView);
     m_.values[st.def].alloc = alloc;
     m_.values[st.def].sig = std::move(s);
@@ -1290,22 +1290,25 @@ class Generator {
   // Gives every alloc of the current host a view and the coverage a valid
   // program needs, by appending top-level views and constant-device dispatches.
   void Finalize() {
-    absl::flat_hash_map<int, int> windows;
+    std::vector<int> windows(m_.allocs.size(), 0);
     ForEachStmt(m_.functions[host_].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kView) windows[s.ref]++;
     });
-    for (int a : std::vector<int>(host_allocs_)) {
+    // Neither loop below adds an alloc: host_allocs_ keeps its size.
+    for (int a : host_allocs_) {
       if (windows[a] == 0) EmitView(a);
     }
     // Data/target allocs of collectives and barrier signals need coverage of their own.
     std::vector<Coverage> cov = DispatchCoverage(m_);
-    std::set<int> needs;
+    std::vector<int> needs;  // in increasing order, each once
     for (const CollectiveModel& c : m_.collectives) {
       if (c.function != host_) continue;
-      for (const auto& [from, to] : InheritancePairs(m_, c)) needs.insert(from);
-      if (c.ImplicitSignal()) needs.insert(ViewAlloc(m_, c.args[0]));
-      if (c.kind == CollKind::kBarrier) needs.insert(ViewAlloc(m_, c.args[0]));
+      for (const auto& [from, to] : InheritancePairs(m_, c)) needs.push_back(from);
+      if (c.ImplicitSignal()) needs.push_back(ViewAlloc(m_, c.args[0]));
+      if (c.kind == CollKind::kBarrier) needs.push_back(ViewAlloc(m_, c.args[0]));
     }
+    std::sort(needs.begin(), needs.end());
+    needs.erase(std::unique(needs.begin(), needs.end()), needs.end());
     for (int a : needs) {
       if (a >= 0 && cov[a].Empty()) PatchDispatch(a);
     }
@@ -1315,7 +1318,7 @@ class Generator {
       if (c.function != host_) continue;
       for (const auto& [from, to] : InheritancePairs(m_, c)) merged[to].Absorb(cov[from]);
     }
-    for (int a : std::vector<int>(host_allocs_)) {
+    for (int a : host_allocs_) {
       if (merged[a].Empty()) PatchDispatch(a);
     }
   }
@@ -1617,7 +1620,7 @@ class Generator {
   std::vector<std::vector<int>> scopes_;
   absl::flat_hash_map<std::string, int> latest_;
   std::vector<char> live_;
-  absl::flat_hash_map<int, int> windows_;  // alloc -> pld.window statements so far
+  std::vector<int> windows_;  // alloc -> pld.window statements so far
   std::vector<int> host_allocs_;
   std::vector<int> chip_targets_;
   absl::flat_hash_set<int> shaped_by_body_;  // tuple values whose type names a body variable
