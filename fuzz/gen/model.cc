@@ -383,7 +383,7 @@ class Generator {
 
   int EmitAlloc(std::optional<SizeForm> force_form = std::nullopt, bool dump_form = false,
                 std::string logical = {}, std::string var_name = {}) {
-    std::vector<SizeForm> forms;
+    absl::InlinedVector<SizeForm, 4> forms;
     if (On(Feature::kSizeLiteral)) forms.push_back(SizeForm::kLiteral);
     if (On(Feature::kSizeBytes)) forms.push_back(SizeForm::kBytes);
     if (On(Feature::kSizeWorldSize)) forms.push_back(SizeForm::kWorldSize);
@@ -646,7 +646,7 @@ class Generator {
       LoopForm form;
       bool empty;
     };
-    std::vector<Option> opts;
+    absl::InlinedVector<Option, 8> opts;
     if (On(Feature::kLoopRange)) opts.push_back({LoopForm::kStop, false});
     if (On(Feature::kLoopWorldSize)) {
       opts.push_back({LoopForm::kWorldSize, false});
@@ -1522,16 +1522,19 @@ class Generator {
 
   void MakeFunctions() {
     const int n_palette = static_cast<int>(c_.Int(2, 4));
+    palette_.reserve(static_cast<size_t>(n_palette));
     for (int i = 0; i < n_palette; ++i) palette_.push_back(RandomPaletteSig());
 
-    std::vector<std::string> host_names = {"host_orch", "host_main", "host_step", "host_sync", "host_alpha"};
-    std::vector<std::string> chip_names = {"chip_orch", "chip_reduce", "chip_gather", "chip_stage",
-                                           "chip_mix",  "chip_relay",  "chip_compute"};
+    absl::InlinedVector<std::string_view, 5> host_names = {"host_orch", "host_main", "host_step",
+                                                           "host_sync", "host_alpha"};
+    absl::InlinedVector<std::string_view, 7> chip_names = {
+        "chip_orch", "chip_reduce", "chip_gather", "chip_stage",
+        "chip_mix",  "chip_relay",  "chip_compute"};
     const int n_hosts = On(Feature::kMultiHost) ? static_cast<int>(c_.Int(2, 4)) : 1;
     const int n_chip = c_.Chance(1, 4) ? static_cast<int>(c_.Int(4, 6)) : static_cast<int>(c_.Int(1, 3));
-    auto take = [this](std::vector<std::string>& pool) {
+    auto take = [this](auto& pool) {
       const size_t i = c_.Index(pool.size());
-      std::string n = pool[i];
+      std::string n(pool[i]);
       pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(i));
       return n;
     };
@@ -1548,6 +1551,7 @@ class Generator {
       }
     };
     std::vector<FunctionModel> fns;
+    fns.reserve(static_cast<size_t>(n_hosts + n_chip) + 5);  // + graph, InCore and kernel functions
     for (int i = 0; i < n_hosts; ++i) {
       FunctionModel f;
       f.name = take(host_names);
