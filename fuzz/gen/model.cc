@@ -1407,6 +1407,8 @@ class Generator {
     f.name = std::move(name);
     f.role = FuncRole::kInCore;
     f.decl = DeclForm::kInCoreType;
+    f.params.reserve(5);
+    f.body.reserve(5);  // up to four collectives and a closing barrier
     static constexpr int64_t kRows[] = {2, 4, 8};
     const int64_t rows = kRows[c_.Int(0, 2)];
     auto param = [&](const char* pname, std::initializer_list<int64_t> dims, DataType dt,
@@ -1552,6 +1554,7 @@ class Generator {
     };
     auto add_params = [this](FunctionModel& f) {
       const int n = static_cast<int>(c_.Int(1, 3));
+      f.params.reserve(static_cast<size_t>(n) + 1);  // + a chip collective's signal
       static const char* kNames[] = {"a", "b", "c"};
       for (int i = 0; i < n; ++i) {
         ValueModel v;
