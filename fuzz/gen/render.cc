@@ -1,5 +1,7 @@
 #include "fuzz/gen/render.h"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "ir/builder.h"
@@ -46,12 +48,14 @@ class TextWriter {
   explicit TextWriter(const ProgramModel& m, std::vector<int>* lines) : m_(m), lines_(lines) {}
 
   std::string Render() {
+    // Roughly a line per statement and a few per function: the text grows once or not at all.
+    out_.reserve(512 + 160 * m_.functions.size() + 64 * static_cast<size_t>(m_.num_stmts));
     Line(0, "import pypto.language as pl");
     Line(0, "import pypto.language.distributed as pld");
     Line(0, "");
     Line(0, "");
     Line(0, "@pl.program");
-    Line(0, fmt::format("class {}:", m_.name));
+    LineF(0, "class {}:", m_.name);
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       if (i > 0) Line(0, "");
       Function(m_.functions[i]);
@@ -66,6 +70,27 @@ class TextWriter {
     out_.push_back('\n');
     ++line_;
   }
+  // A non-empty line formatted straight into the text, with `name = ` in front when
+  // `bind` defines a value: no temporary string per line.
+  template <typename... Args>
+  void BindLineF(int indent, const StmtModel* bind, fmt::format_string<Args...> format,
+                 Args&&... args) {
+    out_.append(static_cast<size_t>(indent) * 4, ' ');
+    if (bind && bind->def >= 0) {
+      out_.append(Name(bind->def));
+      out_.append(" = ");
+    }
+    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
+    out_.push_back('\n');
+    ++line_;
+  }
+  template <typename... Args>
+  void LineF(int indent, fmt::format_string<Args...> format, Args&&... args) {
+    BindLineF(indent, nullptr, format, std::forward<Args>(args)...);
+  }
+  void BindLine(int indent, const StmtModel& s, std::string_view rhs) {
+    BindLineF(indent, &s, "{}", rhs);
+  }
   void Mark(const StmtModel& s) {
     if (lines_ && s.id >= 0) {
       if (lines_->size() <= static_cast<size_t>(s.id)) lines_->resize(static_cast<size_t>(s.id) + 1, 0);
@@ -76,9 +101,17 @@ class TextWriter {
   const std::string& Name(int v) const { return m_.values[v].name; }
 
   std::string SigText(const TensorSig& sig) const {
-    std::vector<std::string> dims;
-    for (const Dim& d : sig.dims) dims.push_back(d.var >= 0 ? Name(d.var) : std::to_string(d.constant));
-    return fmt::format("[{}]", fmt::join(dims, ", "));
+    std::string text = "[";
+    for (size_t i = 0; i < sig.dims.size(); ++i) {
+      if (i > 0) text += ", ";
+      if (sig.dims[i].var >= 0) {
+        text += Name(sig.dims[i].var);
+      } else {
+        fmt::format_to(std::back_inserter(text), "{}", sig.dims[i].constant);
+      }
+    }
+    text += ']';
+    return text;
   }
 
   std::string Expr(const SExpr& e, bool nested = false) const {
@@ -94,9 +127,13 @@ class TextWriter {
       // Parenthesized so that a leading `-` never meets a literal (`-5` is a ConstInt).
       case SExpr::Kind::kNeg: return fmt::format("-({})", Expr(e.operands[0]));
       case SExpr::Kind::kSubscript: {
-        std::vector<std::string> idx;
-        for (const SExpr& i : e.operands) idx.push_back(Expr(i));
-        return fmt::format("{}[{}]", Name(e.var), fmt::join(idx, ", "));
+        std::string text = Name(e.var) + "[";
+        for (size_t i = 0; i < e.operands.size(); ++i) {
+          if (i > 0) text += ", ";
+          text += Expr(e.operands[i]);
+        }
+        text += ']';
+        return text;
       }
       case SExpr::Kind::kSlice: {
         std::string t = Expr(e.operands[0]) + ":" + Expr(e.operands[1]);
@@ -105,9 +142,13 @@ class TextWriter {
       }
       case SExpr::Kind::kNone: return "";
       case SExpr::Kind::kTuple: {
-        std::vector<std::string> elements;
-        for (const SExpr& x : e.operands) elements.push_back(Expr(x));
-        return fmt::format("({}{})", fmt::join(elements, ", "), elements.size() == 1 ? "," : "");
+        std::string text = "(";
+        for (size_t i = 0; i < e.operands.size(); ++i) {
+          if (i > 0) text += ", ";
+          text += Expr(e.operands[i]);
+        }
+        text += e.operands.size() == 1 ? ",)" : ")";
+        return text;
       }
     }
     return "?";
@@ -135,14 +176,14 @@ class TextWriter {
         break;
       case DeclForm::kInCoreType: deco = "type=pl.FunctionType.InCore"; break;
     }
-    Line(1, fmt::format("@pl.function({})", deco));
+    LineF(1, "@pl.function({})", deco);
     std::string params = "self";
     for (int p : f.params) params += ", " + ParamText(p);
     def_lines_.push_back(line_ + 1);
-    Line(1, fmt::format("def {}({}):", f.name, params));
+    LineF(1, "def {}({}):", f.name, params);
     if (f.role != FuncRole::kHostOrch) {
       for (const StmtModel& s : f.body) Stmt(s, 2);
-      Line(2, fmt::format("return {}", Name(f.params[0])));
+      LineF(2, "return {}", Name(f.params[0]));
       return;
     }
     Body(f.body, 2);
@@ -190,57 +231,81 @@ class TextWriter {
   }
 
   std::string DispatchText(const DispatchModel& d, const std::string* first_arg = nullptr) const {
-    std::vector<std::string> args;
-    for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? *first_arg : Name(d.args[i]));
-    if (d.form != DeviceForm::kUnplaced) args.push_back(fmt::format("device={}", DeviceText(d)));
-    return fmt::format("self.{}({})", m_.functions[d.callee].name, fmt::join(args, ", "));
+    std::string text = fmt::format("self.{}(", m_.functions[d.callee].name);
+    for (size_t i = 0; i < d.args.size(); ++i) {
+      if (i > 0) text += ", ";
+      text += i == 0 && first_arg ? *first_arg : Name(d.args[i]);
+    }
+    if (d.form != DeviceForm::kUnplaced) {
+      fmt::format_to(std::back_inserter(text), "{}device={}", d.args.empty() ? "" : ", ",
+                     DeviceText(d));
+    }
+    text += ')';
+    return text;
   }
 
   std::string CollText(const CollectiveModel& c) const {
-    std::vector<std::string> args;
-    for (int a : c.args) args.push_back(Name(a));
+    std::string text = fmt::format("{}(", CollOpName(c.kind));
+    auto arg = [&text, first = true]<typename... Args>(fmt::format_string<Args...> format,
+                                                       Args&&... args) mutable {
+      if (!first) text += ", ";
+      first = false;
+      fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
+    };
+    for (int a : c.args) arg("{}", Name(a));
     switch (c.kind) {
       case CollKind::kAllReduce:
-        args.push_back(fmt::format("op={}", kReduceSum));
-        if (c.core_num > 0 || c.explicit_core_num) args.push_back(fmt::format("core_num={}", c.core_num));
+        arg("op={}", kReduceSum);
+        if (c.core_num > 0 || c.explicit_core_num) arg("core_num={}", c.core_num);
         break;
-      case CollKind::kReduceScatter: args.push_back(fmt::format("op={}", kReduceSum)); break;
-      case CollKind::kBroadcast: args.push_back(fmt::format("root={}", c.root)); break;
+      case CollKind::kReduceScatter:
+        arg("op={}", kReduceSum);
+        break;
+      case CollKind::kBroadcast:
+        arg("root={}", c.root);
+        break;
       default: break;
     }
-    return fmt::format("{}({})", CollOpName(c.kind), fmt::join(args, ", "));
-  }
-
-  std::string Bind(const StmtModel& s, const std::string& rhs) const {
-    return s.def >= 0 ? fmt::format("{} = {}", Name(s.def), rhs) : rhs;
+    text += ')';
+    return text;
   }
 
   void Stmt(const StmtModel& s, int indent) {
     Mark(s);
     switch (s.kind) {
-      case StmtKind::kAlloc: Line(indent, Bind(s, AllocText(m_.allocs[s.ref]))); break;
+      case StmtKind::kAlloc:
+        BindLine(indent, s, AllocText(m_.allocs[s.ref]));
+        break;
       case StmtKind::kView: {
         const ValueModel& v = m_.values[s.def];
-        Line(indent, Bind(s, fmt::format("pld.window({}, {}, dtype={})", Name(m_.allocs[s.ref].var),
-                                         SigText(v.sig), DTypeText(v.sig.dtype))));
+        BindLineF(indent, &s, "pld.window({}, {}, dtype={})", Name(m_.allocs[s.ref].var),
+                  SigText(v.sig), DTypeText(v.sig.dtype));
         break;
       }
-      case StmtKind::kAlias: Line(indent, Bind(s, Name(s.src))); break;
-      case StmtKind::kScalar: Line(indent, Bind(s, Expr(s.expr))); break;
-      case StmtKind::kDispatch: Line(indent, Bind(s, DispatchText(m_.dispatches[s.ref]))); break;
+      case StmtKind::kAlias:
+        BindLine(indent, s, Name(s.src));
+        break;
+      case StmtKind::kScalar:
+        BindLine(indent, s, Expr(s.expr));
+        break;
+      case StmtKind::kDispatch:
+        BindLine(indent, s, DispatchText(m_.dispatches[s.ref]));
+        break;
       case StmtKind::kCollective: {
         const CollectiveModel& c = m_.collectives[s.ref];
         const std::string call = CollText(c);
         switch (c.nested) {
-          case CollectiveModel::Nest::kNone: Line(indent, Bind(s, call)); break;
+          case CollectiveModel::Nest::kNone:
+            BindLine(indent, s, call);
+            break;
           case CollectiveModel::Nest::kTensorAdd:
-            Line(indent, Bind(s, fmt::format("pl.tensor.add({}, {})", call, Name(c.nest_other))));
+            BindLineF(indent, &s, "pl.tensor.add({}, {})", call, Name(c.nest_other));
             break;
           case CollectiveModel::Nest::kDispatch:
-            Line(indent, Bind(s, DispatchText(m_.dispatches[c.nest_other], &call)));
+            BindLine(indent, s, DispatchText(m_.dispatches[c.nest_other], &call));
             break;
           case CollectiveModel::Nest::kTuple:
-            Line(indent, Bind(s, "(" + call + ",)"));
+            BindLineF(indent, &s, "({},)", call);
             break;
         }
         break;
@@ -263,7 +328,7 @@ class TextWriter {
           target = fmt::format("{}, ({}{})", target, fmt::join(names, ", "), one);
           loop = fmt::format("{}, init_values=({}{}))", loop.substr(0, loop.size() - 1), fmt::join(inits, ", "), one);
         }
-        Line(indent, fmt::format("for {} in {}:", target, loop));
+        LineF(indent, "for {} in {}:", target, loop);
         Body(s.body, indent + 1);
         break;
       }
@@ -301,13 +366,15 @@ class TextWriter {
                                  Name(s.src), s.defs.size()));
         break;
       }
-      case StmtKind::kSubscriptAssign: Line(indent, fmt::format("{} = {}", Expr(s.expr), Expr(s.expr2))); break;
+      case StmtKind::kSubscriptAssign:
+        LineF(indent, "{} = {}", Expr(s.expr), Expr(s.expr2));
+        break;
       case StmtKind::kWhile:
-        Line(indent, fmt::format("while {}:", Expr(s.expr)));
+        LineF(indent, "while {}:", Expr(s.expr));
         Body(s.body, indent + 1);
         break;
       case StmtKind::kIf:
-        Line(indent, fmt::format("if {}:", Expr(s.expr)));
+        LineF(indent, "if {}:", Expr(s.expr));
         Body(s.body, indent + 1);
         if (!s.orelse.empty()) {
           Line(indent, "else:");
@@ -316,17 +383,18 @@ class TextWriter {
         break;
       case StmtKind::kTensorCreate: {
         const TensorSig& sig = m_.values[s.def].sig;
-        Line(indent, Bind(s, fmt::format("pl.tensor.create({}, dtype={})", SigText(sig), DTypeText(sig.dtype))));
+        BindLineF(indent, &s, "pl.tensor.create({}, dtype={})", SigText(sig), DTypeText(sig.dtype));
         break;
       }
       case StmtKind::kTensorAdd:
-        Line(indent, Bind(s, fmt::format("pl.tensor.add({}, {})", Name(s.src), Name(s.src2))));
+        BindLineF(indent, &s, "pl.tensor.add({}, {})", Name(s.src), Name(s.src2));
         break;
       case StmtKind::kReturn:
         if (s.ref >= 0) {
-          Line(indent, "return " + CollText(m_.collectives[s.ref]));
+          LineF(indent, "return {}", CollText(m_.collectives[s.ref]));
         } else {
-          Line(indent, "return " + (s.src >= 0 ? Name(s.src) : std::string("0")));
+          LineF(indent, "return {}",
+                s.src >= 0 ? std::string_view(Name(s.src)) : std::string_view("0"));
         }
         break;
     }
