@@ -6,7 +6,7 @@
 
 namespace cds::fuzz {
 
-size_t Choices::Weighted(const std::vector<int>& weights) {
+size_t Choices::Weighted(std::span<const int> weights) {
   int64_t total = 0;
   for (int w : weights) total += w > 0 ? w : 0;
   CDS_CHECK(total > 0, "Weighted() needs a positive weight");

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 class FuzzedDataProvider;
@@ -30,9 +31,10 @@ class Choices {
   size_t Index(size_t n) { return static_cast<size_t>(Int(0, static_cast<int64_t>(n) - 1)); }
   // An index drawn with the given integer weights (zero weights never win). The
   // first positive weight wins on an exhausted source.
-  size_t Weighted(const std::vector<int>& weights);
-  template <typename T>
-  const T& Pick(const std::vector<T>& v) {
+  size_t Weighted(std::span<const int> weights);
+  // An element of any indexable container (a std::vector, an array, an InlinedVector).
+  template <typename C>
+  const auto& Pick(const C& v) {
     return v[Index(v.size())];
   }
 };

@@ -1,7 +1,6 @@
 #include "fuzz/gen/expect.h"
 
 #include <algorithm>
-#include <map>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
@@ -129,8 +128,8 @@ std::vector<Coverage> DispatchCoverage(const ProgramModel& m) {
   return cov;
 }
 
-std::vector<std::pair<int, int>> InheritancePairs(const ProgramModel& m, const CollectiveModel& c) {
-  std::vector<std::pair<int, int>> out;
+InheritanceEdges InheritancePairs(const ProgramModel& m, const CollectiveModel& c) {
+  InheritanceEdges out;
   auto pair = [&](size_t from, size_t to) {
     if (from < c.args.size() && to < c.args.size()) out.emplace_back(ViewAlloc(m, c.args[from]), ViewAlloc(m, c.args[to]));
   };
@@ -226,6 +225,7 @@ class SizeEvaluator {
 // Every Var name and alloc name of the program: synthesized names avoid them.
 absl::flat_hash_set<std::string> UsedNames(const ProgramModel& m) {
   absl::flat_hash_set<std::string> names;
+  names.reserve(m.values.size() + m.allocs.size());
   for (const ValueModel& v : m.values) names.insert(v.name);
   for (const AllocModel& a : m.allocs) names.insert(a.name);
   return names;
@@ -290,14 +290,19 @@ Expectation ComputeExpectation(const ProgramModel& m) {
   // MaterializeCommDomainScopes, per host.
   const std::vector<Coverage> dispatch_cov = DispatchCoverage(m);
   const SizeEvaluator sizes(m);
+  // Per host: model alloc index -> position in fe.allocs (kNone for another
+  // host's), synthesized ones keyed by their collective; pld.window statements per alloc.
+  constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> pos_of_alloc, pos_of_signal;
+  std::vector<int> windows;
+  e.functions.reserve(hosts.size());
   for (int h : hosts) {
     FunctionExpect fe;
     fe.name = m.functions[h].name;
+    fe.allocs.reserve(m.allocs.size() + e.signals.size());  // this host's are among them
     const std::string& fn = fe.name;
-    // Model alloc index -> position in fe.allocs; synthesized ones are keyed by
-    // their collective.
-    std::map<int, size_t> pos_of_alloc;
-    absl::flat_hash_map<int, size_t> pos_of_signal;
+    pos_of_alloc.assign(m.allocs.size(), kNone);
+    pos_of_signal.assign(m.collectives.size(), kNone);
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kAlloc) {
         const AllocModel& a = m.allocs[s.ref];
@@ -328,7 +333,7 @@ Expectation ComputeExpectation(const ProgramModel& m) {
     for (size_t ci = 0; ci < m.collectives.size(); ++ci) {
       const CollectiveModel& c = m.collectives[ci];
       if (c.function != h) continue;
-      const std::string op(CollOpName(c.kind));
+      const std::string_view op = CollOpName(c.kind);
       for (size_t i = 0; i < c.args.size(); ++i) {
         const ValueModel& v = m.values[c.args[i]];
         const bool checked = !(c.kind == CollKind::kAllToAllV && (i == 0 || i == 3)) &&
@@ -357,10 +362,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
           e.problems.push_back(
               fmt::format("{}: {} data/target alloc '{}' has no coverage to pass on", fn, op, m.allocs[from].name));
         }
-        auto it = pos_of_alloc.find(to);
-        if (it != pos_of_alloc.end()) {
-          fe.allocs[it->second].coverage.Absorb(dispatch_cov[from]);
-        }
+        if (pos_of_alloc[to] != kNone)
+          fe.allocs[pos_of_alloc[to]].coverage.Absorb(dispatch_cov[from]);
       }
       if (c.kind == CollKind::kBarrier) {
         const int a = ViewAlloc(m, c.args[0]);
@@ -368,10 +371,10 @@ Expectation ComputeExpectation(const ProgramModel& m) {
           e.problems.push_back(fmt::format("{}: {} signal '{}' has no coverage", fn, op, m.allocs[a].name));
         }
       }
-      if (auto it = pos_of_signal.find(static_cast<int>(ci)); it != pos_of_signal.end()) {
+      if (pos_of_signal[ci] != kNone) {
         const int data = ViewAlloc(m, c.args[0]);
         if (data >= 0) {
-          fe.allocs[it->second].coverage = dispatch_cov[data];
+          fe.allocs[pos_of_signal[ci]].coverage = dispatch_cov[data];
           if (dispatch_cov[data].Empty()) {
             e.problems.push_back(fmt::format("{}: {} data alloc '{}' has no coverage to pass on", fn, op,
                                              m.allocs[data].name));
@@ -397,38 +400,46 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
     });
     // Dead and unconsumed allocs.
-    absl::flat_hash_map<int, int> windows;
+    windows.assign(m.allocs.size(), 0);
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kView) windows[s.ref]++;
     });
-    for (const auto& [a, pos] : pos_of_alloc) {
+    for (size_t a = 0; a < m.allocs.size(); ++a) {
+      const size_t pos = pos_of_alloc[a];
+      if (pos == kNone) continue;
       if (windows[a] == 0) {
         e.problems.push_back(fmt::format("{}: alloc '{}' has no view", fn, m.allocs[a].name));
       } else if (fe.allocs[pos].coverage.Empty()) {
         e.problems.push_back(fmt::format("{}: alloc '{}' is never consumed", fn, m.allocs[a].name));
       }
     }
-    // Cluster in source order by equal coverage.
-    std::vector<const Coverage*> scope_coverage;
-    for (size_t i = 0; i < fe.allocs.size(); ++i) {
-      AllocExpect& ae = fe.allocs[i];
+    // Cluster in source order by equal coverage: each alloc's scope first, so that
+    // the scopes' slot lists are sized once.
+    std::vector<std::pair<const Coverage*, size_t>> scope_coverage;  // and its slot count
+    for (AllocExpect& ae : fe.allocs) {
       size_t s = 0;
-      while (s < scope_coverage.size() && !(*scope_coverage[s] == ae.coverage)) ++s;
-      if (s == scope_coverage.size()) {
-        ScopeExpect scope;
-        scope.name = fmt::format("comm_d{}", s);
-        scope.devices = ae.coverage.ToDeviceSet();
-        fe.scopes.push_back(std::move(scope));
-        scope_coverage.push_back(&ae.coverage);
-      }
+      while (s < scope_coverage.size() && !(*scope_coverage[s].first == ae.coverage)) ++s;
+      if (s == scope_coverage.size()) scope_coverage.emplace_back(&ae.coverage, 0);
+      ++scope_coverage[s].second;
+      ae.scope = static_cast<int>(s);
+    }
+    fe.scopes.resize(scope_coverage.size());
+    for (size_t s = 0; s < fe.scopes.size(); ++s) {
       ScopeExpect& scope = fe.scopes[s];
+      scope.name = fmt::format("comm_d{}", s);
+      scope.devices = scope_coverage[s].first->ToDeviceSet();
+      scope.slots.reserve(scope_coverage[s].second);
+      scope.slot_vars.reserve(scope_coverage[s].second);
+      scope.sizes.reserve(scope_coverage[s].second);
+    }
+    for (const AllocExpect& ae : fe.allocs) {
+      ScopeExpect& scope = fe.scopes[static_cast<size_t>(ae.scope)];
       if (std::find(scope.slots.begin(), scope.slots.end(), ae.name) != scope.slots.end()) {
         e.problems.push_back(fmt::format("{}: duplicate alloc name '{}' in scope {}", fn, ae.name, scope.name));
       }
       scope.slots.push_back(ae.name);
       scope.slot_vars.push_back(ae.var_name);
       scope.sizes.push_back(ae.size);
-      ae.scope = static_cast<int>(s);
     }
     e.functions.push_back(std::move(fe));
   }

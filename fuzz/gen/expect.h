@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
 #include <nlohmann/json.hpp>
 
 #include "fuzz/gen/model.h"
@@ -39,7 +40,9 @@ class Coverage {
 
  private:
   bool all_ = false;
-  std::vector<std::pair<int64_t, int64_t>> intervals_;
+  // Almost every set is one interval (a device, a range loop); inline storage keeps
+  // the per-alloc coverage tables the generator rebuilds for every program off the heap.
+  absl::InlinedVector<std::pair<int64_t, int64_t>, 2> intervals_;
 };
 
 // An alloc's byte size as a function of the world size: constant +
@@ -71,7 +74,9 @@ std::vector<Coverage> DispatchCoverage(const ProgramModel& m);
 // The (paired alloc -> inheriting alloc) edges of a collective: signal and
 // recv_counts inherit from data (allreduce/broadcast/reduce_scatter) or target
 // (allgather/all_to_all/all_to_all_v). barrier and implicit signals give none here.
-std::vector<std::pair<int, int>> InheritancePairs(const ProgramModel& m, const CollectiveModel& c);
+// At most two edges (all_to_all_v), so returned inline.
+using InheritanceEdges = absl::InlinedVector<std::pair<int, int>, 2>;
+InheritanceEdges InheritancePairs(const ProgramModel& m, const CollectiveModel& c);
 // The byte size the alloc asks for, from its size form.
 SizeExpect AllocSize(const ProgramModel& m, const AllocModel& a);
 

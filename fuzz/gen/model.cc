@@ -1,7 +1,8 @@
 #include "fuzz/gen/model.h"
 
 #include <algorithm>
-#include <set>
+#include <array>
+#include <initializer_list>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
@@ -243,7 +244,7 @@ bool SigEqual(const TensorSig& a, const TensorSig& b) {
   return true;
 }
 
-TensorSig Sig(std::vector<int64_t> dims, DataType dt) {
+TensorSig Sig(std::initializer_list<int64_t> dims, DataType dt) {
   TensorSig s;
   for (int64_t d : dims) s.dims.push_back(Dim{d, -1});
   s.dtype = dt;
@@ -273,6 +274,16 @@ class Generator {
   Generator(Choices& c, const GenOptions& o, ProgramModel& m) : c_(c), opt_(o), m_(m) {}
 
   void Run() {
+    // Room for a typical program, so the tables do not regrow while it is built:
+    // fuzz_pipeline's programs (size 16) bind 32 values on average (80 at most) and
+    // hold about 5 dispatches, 5 collectives and 3 allocs. Larger ones still grow.
+    const size_t n = static_cast<size_t>(std::max(opt_.size, 1));
+    m_.values.reserve(4 * n);
+    live_.reserve(4 * n);
+    latest_.reserve(4 * n);
+    m_.allocs.reserve(n / 2 + 2);
+    m_.dispatches.reserve(n);
+    m_.collectives.reserve(n);
     DrawFeatures();
     MakeFunctions();
     const std::vector<int> hosts = m_.HostFunctions();
@@ -326,9 +337,13 @@ class Generator {
 
   bool Usable(int v) const { return v < static_cast<int>(live_.size()) && live_[v]; }
 
+  // The candidates a statement draws from: a few values, so kept on the stack
+  // (the generator asks for such a list several times per statement).
+  using ValueList = absl::InlinedVector<int, 16>;
+
   template <typename P>
-  std::vector<int> UsableWhere(P pred) const {
-    std::vector<int> out;
+  ValueList UsableWhere(P pred) const {
+    ValueList out;
     for (const auto& scope : scopes_) {
       for (int v : scope) {
         if (Usable(v) && pred(m_.values[v])) out.push_back(v);
@@ -369,7 +384,7 @@ class Generator {
   }
 
   int UsableWorldSizeTemp() {
-    std::vector<int> ws = UsableWhere([](const ValueModel& v) {
+    ValueList ws = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar && v.scalar_dtype == DataType::kIndex && v.name[0] == 'n';
     });
     if (!ws.empty() && c_.Chance(3, 4)) return c_.Pick(ws);
@@ -378,7 +393,7 @@ class Generator {
 
   int EmitAlloc(std::optional<SizeForm> force_form = std::nullopt, bool dump_form = false,
                 std::string logical = {}, std::string var_name = {}) {
-    std::vector<SizeForm> forms;
+    absl::InlinedVector<SizeForm, 4> forms;
     if (On(Feature::kSizeLiteral)) forms.push_back(SizeForm::kLiteral);
     if (On(Feature::kSizeBytes)) forms.push_back(SizeForm::kBytes);
     if (On(Feature::kSizeWorldSize)) forms.push_back(SizeForm::kWorldSize);
@@ -389,7 +404,8 @@ class Generator {
     a.size_form = force_form ? *force_form : c_.Pick(forms);
     static const std::vector<DataType> kData = {DataType::kFP32, DataType::kFP16, DataType::kBF16};
     a.dtype = c_.Chance(1, 3) ? DataType::kInt32 : c_.Pick(kData);
-    const int64_t elems = std::vector<int64_t>{256, 1024, 64, 4096}[c_.Int(0, 3)];
+    static constexpr int64_t kElems[] = {256, 1024, 64, 4096};
+    const int64_t elems = kElems[c_.Int(0, 3)];
     switch (a.size_form) {
       case SizeForm::kLiteral: a.size = SExpr::Const(elems * ir::DataTypeBytes(a.dtype)); break;
       case SizeForm::kBytes:
@@ -401,7 +417,11 @@ class Generator {
         break;
       }
       case SizeForm::kShape:
-        a.shape = c_.Bool() ? std::vector<int64_t>{elems} : std::vector<int64_t>{c_.Int(1, 8), 64};
+        if (c_.Bool()) {
+          a.shape = {elems};
+        } else {
+          a.shape = {c_.Int(1, 8), 64};
+        }
         break;
     }
     if (var_name.empty()) var_name = Fresh(a.dtype == DataType::kInt32 ? "sbuf" : "buf");
@@ -414,6 +434,7 @@ class Generator {
     s.ref = static_cast<int>(m_.allocs.size());
     m_.values[s.def].alloc = s.ref;
     m_.allocs.push_back(std::move(a));
+    windows_.push_back(0);
     host_allocs_.push_back(s.ref);
     const int idx = s.ref;
     Push(std::move(s));
@@ -423,7 +444,8 @@ class Generator {
   TensorSig RandomViewSig(int alloc) {
     if (m_.allocs[alloc].dtype == DataType::kInt32 && c_.Chance(2, 3)) return SignalSig();
     if (c_.Chance(2, 3)) return c_.Pick(palette_);
-    return Sig({std::vector<int64_t>{64, 256, 128}[c_.Int(0, 2)]}, m_.allocs[alloc].dtype);
+    static constexpr int64_t kLengths[] = {64, 256, 128};
+    return Sig({kLengths[c_.Int(0, 2)]}, m_.allocs[alloc].dtype);
   }
 
   TensorSig SignalSig() {
@@ -434,7 +456,8 @@ class Generator {
       s.dtype = DataType::kInt32;
       return s;
     }
-    return Sig({std::vector<int64_t>{8, 16, 4}[c_.Int(0, 2)]}, DataType::kInt32);
+    static constexpr int64_t kLengths[] = {8, 16, 4};
+    return Sig({kLengths[c_.Int(0, 2)]}, DataType::kInt32);
   }
 
   // `name = pld.window(alloc, [shape], dtype=)`; rebinds `rebind`'s name if given.
@@ -443,7 +466,7 @@ class Generator {
     std::string name = rebind >= 0 ? m_.values[rebind].name : Fresh(s.dtype == DataType::kInt32 ? "s" : "x");
     StmtModel st = NewStmt(StmtKind::kView);
     st.ref = alloc;
-    windows_[alloc]++;
+    ++windows_[alloc];
     st.def = NewValue(std::move(name), ValueKind::kView);
     m_.values[st.def].alloc = alloc;
     m_.values[st.def].sig = std::move(s);
@@ -454,11 +477,12 @@ class Generator {
 
   // Allocs keep to at most three windows while any alloc has room for another.
   int PickAlloc(bool prefer_int32) {
-    std::vector<int> room, pref;
+    ValueList room, pref;
     for (int a : host_allocs_) {
       if (windows_[a] < 3) room.push_back(a);
     }
-    const std::vector<int>& pool = room.empty() ? host_allocs_ : room;
+    const std::span<const int> pool =
+        room.empty() ? std::span<const int>(host_allocs_) : std::span<const int>(room);
     for (int a : pool) {
       if ((m_.allocs[a].dtype == DataType::kInt32) == prefer_int32) pref.push_back(a);
     }
@@ -469,7 +493,8 @@ class Generator {
   // A usable view satisfying `pred`, or a new one of `sig`.
   template <typename P>
   int ViewArg(P pred, const TensorSig& sig, bool prefer_int32) {
-    std::vector<int> cands = UsableWhere([&](const ValueModel& v) { return v.kind == ValueKind::kView && pred(v); });
+    ValueList cands =
+        UsableWhere([&](const ValueModel& v) { return v.kind == ValueKind::kView && pred(v); });
     if (!cands.empty() && !c_.Chance(1, 4)) return c_.Pick(cands);
     return EmitView(PickAlloc(prefer_int32), sig);
   }
@@ -480,13 +505,14 @@ class Generator {
   // `dtypes`: the element types the op takes there, when it restricts them (PyPTO's
   // deducers: allreduce data FP16 or FP32, an all_to_all target the input's); a new
   // view takes the first when the palette's does not fit.
-  int DataArg(bool two_d, std::vector<DataType> dtypes = {}) {
+  int DataArg(bool two_d, std::initializer_list<DataType> dtypes = {}) {
     TensorSig sig = two_d ? Sig({c_.Int(2, 8), 64}, DataType::kFP32) : c_.Pick(palette_);
     auto fits = [&dtypes](DataType d) {
-      return dtypes.empty() ? d != DataType::kInt32
-                            : std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+      return dtypes.size() == 0 ? d != DataType::kInt32
+                                : std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
     };
-    if (!two_d && !fits(sig.dtype)) sig.dtype = dtypes.empty() ? DataType::kFP32 : dtypes[0];
+    if (!two_d && !fits(sig.dtype))
+      sig.dtype = dtypes.size() == 0 ? DataType::kFP32 : *dtypes.begin();
     return ViewArg(
         [two_d, &fits](const ValueModel& v) {
           return two_d ? v.sig.dims.size() == 2 : fits(v.sig.dtype);
@@ -495,21 +521,17 @@ class Generator {
   }
   int AllReduceDataArg() { return DataArg(false, {DataType::kFP32, DataType::kFP16}); }
 
-  std::vector<int> ChipTargets() const {
-    std::vector<int> out;
-    for (size_t i = 0; i < m_.functions.size(); ++i) {
-      if (m_.functions[i].role == FuncRole::kChipOrch) out.push_back(static_cast<int>(i));
-    }
-    return out;
-  }
+  // The chip orchestrators, fixed once MakeFunctions has made the functions.
+  const std::vector<int>& ChipTargets() const { return chip_targets_; }
 
   // Arguments for every parameter of `callee`: matching usable views or new
   // views of `alloc` (any alloc when -1).
   std::vector<int> DispatchArgs(int callee, int alloc, bool reuse) {
     std::vector<int> args;
+    args.reserve(m_.functions[callee].params.size());
     for (int p : m_.functions[callee].params) {
       const TensorSig& sig = m_.values[p].sig;
-      std::vector<int> cands;
+      ValueList cands;
       if (reuse) {
         cands = UsableWhere([&](const ValueModel& v) { return v.kind == ValueKind::kView && SigEqual(v.sig, sig); });
       }
@@ -548,8 +570,8 @@ class Generator {
   }
 
   void GenDispatch() {
-    std::vector<int> callees = ChipTargets();
-    std::vector<int> weights(callees.size(), 6);
+    ValueList callees(ChipTargets().begin(), ChipTargets().end());
+    ValueList weights(callees.size(), 6);
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       const FuncRole r = m_.functions[i].role;
       if ((r == FuncRole::kGraph || r == FuncRole::kInCore) &&
@@ -578,7 +600,7 @@ class Generator {
   }
 
   SExpr Condition() {
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     static const ir::BinaryOp kCmp[] = {ir::BinaryOp::kLt, ir::BinaryOp::kGt, ir::BinaryOp::kEq,
@@ -634,7 +656,7 @@ class Generator {
       LoopForm form;
       bool empty;
     };
-    std::vector<Option> opts;
+    absl::InlinedVector<Option, 8> opts;
     if (On(Feature::kLoopRange)) opts.push_back({LoopForm::kStop, false});
     if (On(Feature::kLoopWorldSize)) {
       opts.push_back({LoopForm::kWorldSize, false});
@@ -700,13 +722,15 @@ class Generator {
   void AddIterArgs(int loop) {
     const int n = static_cast<int>(c_.Int(1, 2));
     for (int i = 0; i < n; ++i) {
-      std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+      ValueList scalars = UsableWhere([](const ValueModel& v) {
         return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
       });
-      std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
-      std::vector<int> views = On(Feature::kSubscript)
-                                   ? UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; })
-                                   : std::vector<int>{};
+      ValueList tensors =
+          UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+      ValueList views =
+          On(Feature::kSubscript)
+              ? UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; })
+              : ValueList{};
       const int ia = NewValue(Fresh("acc"), ValueKind::kScalar);
       const int pick = static_cast<int>(c_.Int(0, views.empty() ? 2 : 3));
       SExpr init = SExpr::Const(c_.Int(0, 9));
@@ -733,11 +757,11 @@ class Generator {
     LoopModel& l = m_.loops[loop];
     StmtModel s = NewStmt(StmtKind::kYield);
     s.ref = loop;
-    std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
     for (int ia : l.iter_args) {
       const ValueModel iv = m_.values[ia];
       if (iv.kind == ValueKind::kTensor) {
-        std::vector<int> same = UsableWhere([&](const ValueModel& v) {
+        ValueList same = UsableWhere([&](const ValueModel& v) {
           return v.kind == ValueKind::kTensor && SigEqual(v.sig, iv.sig);
         });
         m_.loops[loop].yields.push_back(SExpr::VarRef(c_.Pick(same)));
@@ -766,7 +790,7 @@ class Generator {
 
   // A subscript of `view`: `v[i]`, `v[a:b]`, `v[r:8:2]`, `v[:, 0:4]`, `v[::2]`.
   SExpr ViewSubscript(int view) {
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     switch (c_.Int(0, 4)) {
@@ -794,7 +818,7 @@ class Generator {
   // `e = x[..]`, `e = x[..] + 1`, `e = -(x[..])`, `e = k * x[..]`: unknown-typed values.
   void GenSubscriptRead() {
     SExpr sub = ViewSubscript(PickView());
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     SExpr e;
@@ -815,7 +839,8 @@ class Generator {
 
   // `t[0:4, 0:8] = x[0:4]`, `x[0:8] = t`, `x[i] = 0`: slice and indexed assignment.
   void GenSubscriptAssign() {
-    std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+    ValueList tensors =
+        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
     StmtModel s = NewStmt(StmtKind::kSubscriptAssign);
     const bool into_tensor = !tensors.empty() && c_.Bool();
     s.expr = ViewSubscript(into_tensor ? c_.Pick(tensors) : PickView());
@@ -832,7 +857,7 @@ class Generator {
 
   // `u0, u1 = pl.split(v, 2)`: unknown-typed results of an opaque call over a view.
   void GenUnpack() {
-    std::vector<int> srcs = UsableWhere([](const ValueModel& v) {
+    ValueList srcs = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kView || v.kind == ValueKind::kTensor;
     });
     StmtModel s = NewStmt(StmtKind::kUnpack);
@@ -947,8 +972,8 @@ class Generator {
   }
 
   void GenCollective() {
-    std::vector<CollKind> kinds;
-    std::vector<bool> implicit;
+    absl::InlinedVector<CollKind, 8> kinds;
+    absl::InlinedVector<bool, 8> implicit;
     auto add = [&](Feature f, CollKind k, bool imp, bool loop_ok) {
       if (On(f) && (loop_ok || !InLoop())) {
         kinds.push_back(k);
@@ -970,6 +995,7 @@ class Generator {
     const size_t pick = c_.Index(kinds.size());
     const CollKind kind = kinds[pick];
     std::vector<int> args;
+    args.reserve(5);  // all_to_all_v's five
     int in_place = -1;
     switch (kind) {
       case CollKind::kAllReduce: {
@@ -1016,12 +1042,13 @@ class Generator {
   }
 
   void GenNoiseTensor() {
-    std::vector<int> tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
+    ValueList tensors =
+        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
     StmtModel s = NewStmt(StmtKind::kTensorCreate);
     if (!tensors.empty() && c_.Bool()) {
       s.kind = StmtKind::kTensorAdd;
       s.src = c_.Pick(tensors);
-      std::vector<int> same = UsableWhere([&](const ValueModel& v) {
+      ValueList same = UsableWhere([&](const ValueModel& v) {
         return v.kind == ValueKind::kTensor && SigEqual(v.sig, m_.values[s.src].sig);
       });
       s.src2 = c_.Pick(same);
@@ -1038,16 +1065,15 @@ class Generator {
     const int n = static_cast<int>(c_.Int(0, 3));
     std::vector<SExpr> elements;
     for (int i = 0; i < n; ++i) {
-      std::vector<int> views =
-          UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
-      std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+      ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+      ValueList scalars = UsableWhere([](const ValueModel& v) {
         return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar ||
                v.kind == ValueKind::kTensor;
       });
-      std::vector<int> tuples =
+      ValueList tuples =
           UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
-      const std::vector<int> w = {views.empty() ? 0 : 3, scalars.empty() ? 0 : 2,
-                                  tuples.empty() ? 0 : 1, 2, depth < 2 ? 1 : 0};
+      const std::array<int, 5> w = {views.empty() ? 0 : 3, scalars.empty() ? 0 : 2,
+                                    tuples.empty() ? 0 : 1, 2, depth < 2 ? 1 : 0};
       switch (c_.Weighted(w)) {
         case 0:
           elements.push_back(SExpr::VarRef(c_.Pick(views)));
@@ -1086,10 +1112,8 @@ class Generator {
 
   // `t = (x, 1)`, or a tuple as a call argument: `pl.touch(v, (x, t))`.
   void GenTuple() {
-    std::vector<int> views =
-        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
-    std::vector<int> tuples =
-        UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
+    ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    ValueList tuples = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
     if (c_.Chance(2, 3)) {
       StmtModel s = NewStmt(StmtKind::kScalar);
       s.def = NewValue(Fresh("tup"), ValueKind::kTuple);
@@ -1106,7 +1130,7 @@ class Generator {
   }
 
   void GenNoiseScalar() {
-    std::vector<int> scalars = UsableWhere([](const ValueModel& v) {
+    ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     SExpr base = !scalars.empty() && c_.Chance(3, 4) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
@@ -1133,7 +1157,7 @@ class Generator {
   }
 
   void GenAlias() {
-    std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+    ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
     const int src = c_.Pick(views);
     StmtModel s = NewStmt(StmtKind::kAlias);
     s.src = src;
@@ -1143,8 +1167,8 @@ class Generator {
     Push(std::move(s));
   }
 
-  std::vector<int> RebindCandidates() const {
-    std::vector<int> out;
+  ValueList RebindCandidates() const {
+    ValueList out;
     for (int v : scopes_.back()) {
       if (Usable(v) && m_.values[v].kind == ValueKind::kView) out.push_back(v);
     }
@@ -1175,7 +1199,7 @@ class Generator {
       kFallback,
       kNumActions
     };
-    std::vector<int> w(kNumActions, 0);
+    std::array<int, kNumActions> w{};
     const bool has_alloc = !host_allocs_.empty();
     const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
     const bool any_loop = On(Feature::kLoopRange) || On(Feature::kLoopWorldSize) || On(Feature::kLoopStartStop) ||
@@ -1241,7 +1265,8 @@ class Generator {
       case kScope: return GenScope(remaining, depth);
       case kOpaque: {
         // Views handed to an opaque call: the pass must not count them as consumed.
-        std::vector<int> views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
+        ValueList views =
+            UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
         StmtModel s = NewStmt(StmtKind::kOpaque);
         s.src = c_.Pick(views);
         if (c_.Bool()) s.src2 = c_.Pick(views);
@@ -1275,22 +1300,25 @@ class Generator {
   // Gives every alloc of the current host a view and the coverage a valid
   // program needs, by appending top-level views and constant-device dispatches.
   void Finalize() {
-    absl::flat_hash_map<int, int> windows;
+    std::vector<int> windows(m_.allocs.size(), 0);
     ForEachStmt(m_.functions[host_].body, [&](const StmtModel& s) {
       if (s.kind == StmtKind::kView) windows[s.ref]++;
     });
-    for (int a : std::vector<int>(host_allocs_)) {
+    // Neither loop below adds an alloc: host_allocs_ keeps its size.
+    for (int a : host_allocs_) {
       if (windows[a] == 0) EmitView(a);
     }
     // Data/target allocs of collectives and barrier signals need coverage of their own.
     std::vector<Coverage> cov = DispatchCoverage(m_);
-    std::set<int> needs;
+    std::vector<int> needs;  // in increasing order, each once
     for (const CollectiveModel& c : m_.collectives) {
       if (c.function != host_) continue;
-      for (const auto& [from, to] : InheritancePairs(m_, c)) needs.insert(from);
-      if (c.ImplicitSignal()) needs.insert(ViewAlloc(m_, c.args[0]));
-      if (c.kind == CollKind::kBarrier) needs.insert(ViewAlloc(m_, c.args[0]));
+      for (const auto& [from, to] : InheritancePairs(m_, c)) needs.push_back(from);
+      if (c.ImplicitSignal()) needs.push_back(ViewAlloc(m_, c.args[0]));
+      if (c.kind == CollKind::kBarrier) needs.push_back(ViewAlloc(m_, c.args[0]));
     }
+    std::sort(needs.begin(), needs.end());
+    needs.erase(std::unique(needs.begin(), needs.end()), needs.end());
     for (int a : needs) {
       if (a >= 0 && cov[a].Empty()) PatchDispatch(a);
     }
@@ -1300,7 +1328,7 @@ class Generator {
       if (c.function != host_) continue;
       for (const auto& [from, to] : InheritancePairs(m_, c)) merged[to].Absorb(cov[from]);
     }
-    for (int a : std::vector<int>(host_allocs_)) {
+    for (int a : host_allocs_) {
       if (merged[a].Empty()) PatchDispatch(a);
     }
   }
@@ -1313,6 +1341,8 @@ class Generator {
 
   void GenHost(int h, int budget, bool first) {
     EnterHost(h);
+    // Top-level statements: the budget, an alloc and its view, patches and the return.
+    m_.functions[h].body.reserve(static_cast<size_t>(budget) + 4);
     alloc_cap_ = 1 + budget / 4;
     if (first || c_.Chance(3, 4)) {
       const int a = EmitAlloc();
@@ -1332,9 +1362,11 @@ class Generator {
       ret.ref = coll;
     }
     if (ret.ref < 0 && On(Feature::kTupleValue)) {
-      std::vector<int> tuples =
+      ValueList tuples =
           UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
-      std::erase_if(tuples, [this](int t) { return shaped_by_body_.contains(t); });
+      tuples.erase(std::remove_if(tuples.begin(), tuples.end(),
+                                  [this](int t) { return shaped_by_body_.contains(t); }),
+                   tuples.end());
       if (!tuples.empty() && c_.Chance(2, 3)) ret.src = c_.Pick(tuples);
     }
     Finalize();
@@ -1360,8 +1392,10 @@ class Generator {
     static const std::vector<DataType> kTypes = {DataType::kFP32, DataType::kFP16, DataType::kBF16,
                                                  DataType::kInt32};
     const DataType dt = c_.Pick(kTypes);
-    if (c_.Chance(1, 3)) return Sig({std::vector<int64_t>{4, 8, 16}[c_.Int(0, 2)], 64}, dt);
-    return Sig({std::vector<int64_t>{256, 64, 128, 1024}[c_.Int(0, 3)]}, dt);
+    static constexpr int64_t kRows[] = {4, 8, 16};
+    static constexpr int64_t kLengths[] = {256, 64, 128, 1024};
+    if (c_.Chance(1, 3)) return Sig({kRows[c_.Int(0, 2)], 64}, dt);
+    return Sig({kLengths[c_.Int(0, 3)]}, dt);
   }
 
   // An InCore kernel calling collectives as PyPTO's kernels do: a local pl.Tensor
@@ -1373,12 +1407,16 @@ class Generator {
     f.name = std::move(name);
     f.role = FuncRole::kInCore;
     f.decl = DeclForm::kInCoreType;
-    const int64_t rows = std::vector<int64_t>{2, 4, 8}[c_.Int(0, 2)];
-    auto param = [&](const char* pname, std::vector<int64_t> dims, DataType dt, bool local) {
+    f.params.reserve(5);
+    f.body.reserve(5);  // up to four collectives and a closing barrier
+    static constexpr int64_t kRows[] = {2, 4, 8};
+    const int64_t rows = kRows[c_.Int(0, 2)];
+    auto param = [&](const char* pname, std::initializer_list<int64_t> dims, DataType dt,
+                     bool local) {
       ValueModel v;
       v.name = pname;
       v.kind = ValueKind::kParam;
-      v.sig = Sig(std::move(dims), dt);
+      v.sig = Sig(dims, dt);
       v.local = local;
       v.inout = !local;
       m_.values.push_back(std::move(v));
@@ -1393,10 +1431,10 @@ class Generator {
       counts = param("counts", {rows, 1}, DataType::kInt32, true);
       recv_counts = param("recv_counts", {rows, 1}, DataType::kInt32, false);
     }
-    const std::vector<CollKind> kinds = {
+    static constexpr CollKind kinds[] = {
         CollKind::kAllToAll,      CollKind::kAllToAllV, CollKind::kAllGather, CollKind::kAllReduce,
         CollKind::kReduceScatter, CollKind::kBroadcast, CollKind::kBarrier};
-    const std::vector<int> weights = {3, counts >= 0 ? 3 : 0, 2, 1, 1, 1, 1};
+    const std::array<int, 7> weights = {3, counts >= 0 ? 3 : 0, 2, 1, 1, 1, 1};
     auto call = [&](CollKind kind, std::vector<int> args, int rebinds) {
       CollectiveModel c;
       c.kind = kind;
@@ -1498,21 +1536,25 @@ class Generator {
 
   void MakeFunctions() {
     const int n_palette = static_cast<int>(c_.Int(2, 4));
+    palette_.reserve(static_cast<size_t>(n_palette));
     for (int i = 0; i < n_palette; ++i) palette_.push_back(RandomPaletteSig());
 
-    std::vector<std::string> host_names = {"host_orch", "host_main", "host_step", "host_sync", "host_alpha"};
-    std::vector<std::string> chip_names = {"chip_orch", "chip_reduce", "chip_gather", "chip_stage",
-                                           "chip_mix",  "chip_relay",  "chip_compute"};
+    absl::InlinedVector<std::string_view, 5> host_names = {"host_orch", "host_main", "host_step",
+                                                           "host_sync", "host_alpha"};
+    absl::InlinedVector<std::string_view, 7> chip_names = {
+        "chip_orch", "chip_reduce", "chip_gather", "chip_stage",
+        "chip_mix",  "chip_relay",  "chip_compute"};
     const int n_hosts = On(Feature::kMultiHost) ? static_cast<int>(c_.Int(2, 4)) : 1;
     const int n_chip = c_.Chance(1, 4) ? static_cast<int>(c_.Int(4, 6)) : static_cast<int>(c_.Int(1, 3));
-    auto take = [this](std::vector<std::string>& pool) {
+    auto take = [this](auto& pool) {
       const size_t i = c_.Index(pool.size());
-      std::string n = pool[i];
+      std::string n(pool[i]);
       pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(i));
       return n;
     };
     auto add_params = [this](FunctionModel& f) {
       const int n = static_cast<int>(c_.Int(1, 3));
+      f.params.reserve(static_cast<size_t>(n) + 1);  // + a chip collective's signal
       static const char* kNames[] = {"a", "b", "c"};
       for (int i = 0; i < n; ++i) {
         ValueModel v;
@@ -1524,6 +1566,7 @@ class Generator {
       }
     };
     std::vector<FunctionModel> fns;
+    fns.reserve(static_cast<size_t>(n_hosts + n_chip) + 5);  // + graph, InCore and kernel functions
     for (int i = 0; i < n_hosts; ++i) {
       FunctionModel f;
       f.name = take(host_names);
@@ -1582,6 +1625,9 @@ class Generator {
       });
     }
     m_.functions = std::move(fns);
+    for (size_t i = 0; i < m_.functions.size(); ++i) {
+      if (m_.functions[i].role == FuncRole::kChipOrch) chip_targets_.push_back(static_cast<int>(i));
+    }
   }
 
   Choices& c_;
@@ -1593,8 +1639,9 @@ class Generator {
   std::vector<std::vector<int>> scopes_;
   absl::flat_hash_map<std::string, int> latest_;
   std::vector<char> live_;
-  absl::flat_hash_map<int, int> windows_;  // alloc -> pld.window statements so far
+  std::vector<int> windows_;  // alloc -> pld.window statements so far
   std::vector<int> host_allocs_;
+  std::vector<int> chip_targets_;
   absl::flat_hash_set<int> shaped_by_body_;  // tuple values whose type names a body variable
   std::vector<int> loop_stack_;
   bool in_while_ = false;

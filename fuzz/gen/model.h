@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
+
 #include "fuzz/gen/choices.h"
 #include "ir/dtype.h"
 #include "ir/expr.h"
@@ -103,8 +105,10 @@ struct Dim {
   int var = -1;
 };
 
+// One or two dimensions in every generated signature: stored inline, since every
+// value of the model carries one and copies them.
 struct TensorSig {
-  std::vector<Dim> dims;
+  absl::InlinedVector<Dim, 2> dims;
   ir::DataType dtype = ir::DataType::kFP32;
 };
 
@@ -253,7 +257,7 @@ struct AllocModel {
   int function = -1;
   SizeForm size_form = SizeForm::kLiteral;
   SExpr size;                  // kLiteral / kBytes / kWorldSize: the size argument
-  std::vector<int64_t> shape;  // kShape
+  absl::InlinedVector<int64_t, 2> shape;     // kShape
   ir::DataType dtype = ir::DataType::kFP32;  // element type its views usually use
   bool dump_form = false;      // pl._dump.alloc_window_buffer(size, name="...")
   int stmt = -1;               // statement id

@@ -1,5 +1,7 @@
 #include "fuzz/gen/render.h"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "ir/builder.h"
@@ -46,12 +48,14 @@ class TextWriter {
   explicit TextWriter(const ProgramModel& m, std::vector<int>* lines) : m_(m), lines_(lines) {}
 
   std::string Render() {
+    // Roughly a line per statement and a few per function: the text grows once or not at all.
+    out_.reserve(512 + 160 * m_.functions.size() + 64 * static_cast<size_t>(m_.num_stmts));
     Line(0, "import pypto.language as pl");
     Line(0, "import pypto.language.distributed as pld");
     Line(0, "");
     Line(0, "");
     Line(0, "@pl.program");
-    Line(0, fmt::format("class {}:", m_.name));
+    LineF(0, "class {}:", m_.name);
     for (size_t i = 0; i < m_.functions.size(); ++i) {
       if (i > 0) Line(0, "");
       Function(m_.functions[i]);
@@ -66,6 +70,27 @@ class TextWriter {
     out_.push_back('\n');
     ++line_;
   }
+  // A non-empty line formatted straight into the text, with `name = ` in front when
+  // `bind` defines a value: no temporary string per line.
+  template <typename... Args>
+  void BindLineF(int indent, const StmtModel* bind, fmt::format_string<Args...> format,
+                 Args&&... args) {
+    out_.append(static_cast<size_t>(indent) * 4, ' ');
+    if (bind && bind->def >= 0) {
+      out_.append(Name(bind->def));
+      out_.append(" = ");
+    }
+    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
+    out_.push_back('\n');
+    ++line_;
+  }
+  template <typename... Args>
+  void LineF(int indent, fmt::format_string<Args...> format, Args&&... args) {
+    BindLineF(indent, nullptr, format, std::forward<Args>(args)...);
+  }
+  void BindLine(int indent, const StmtModel& s, std::string_view rhs) {
+    BindLineF(indent, &s, "{}", rhs);
+  }
   void Mark(const StmtModel& s) {
     if (lines_ && s.id >= 0) {
       if (lines_->size() <= static_cast<size_t>(s.id)) lines_->resize(static_cast<size_t>(s.id) + 1, 0);
@@ -76,9 +101,17 @@ class TextWriter {
   const std::string& Name(int v) const { return m_.values[v].name; }
 
   std::string SigText(const TensorSig& sig) const {
-    std::vector<std::string> dims;
-    for (const Dim& d : sig.dims) dims.push_back(d.var >= 0 ? Name(d.var) : std::to_string(d.constant));
-    return fmt::format("[{}]", fmt::join(dims, ", "));
+    std::string text = "[";
+    for (size_t i = 0; i < sig.dims.size(); ++i) {
+      if (i > 0) text += ", ";
+      if (sig.dims[i].var >= 0) {
+        text += Name(sig.dims[i].var);
+      } else {
+        fmt::format_to(std::back_inserter(text), "{}", sig.dims[i].constant);
+      }
+    }
+    text += ']';
+    return text;
   }
 
   std::string Expr(const SExpr& e, bool nested = false) const {
@@ -94,9 +127,13 @@ class TextWriter {
       // Parenthesized so that a leading `-` never meets a literal (`-5` is a ConstInt).
       case SExpr::Kind::kNeg: return fmt::format("-({})", Expr(e.operands[0]));
       case SExpr::Kind::kSubscript: {
-        std::vector<std::string> idx;
-        for (const SExpr& i : e.operands) idx.push_back(Expr(i));
-        return fmt::format("{}[{}]", Name(e.var), fmt::join(idx, ", "));
+        std::string text = Name(e.var) + "[";
+        for (size_t i = 0; i < e.operands.size(); ++i) {
+          if (i > 0) text += ", ";
+          text += Expr(e.operands[i]);
+        }
+        text += ']';
+        return text;
       }
       case SExpr::Kind::kSlice: {
         std::string t = Expr(e.operands[0]) + ":" + Expr(e.operands[1]);
@@ -105,9 +142,13 @@ class TextWriter {
       }
       case SExpr::Kind::kNone: return "";
       case SExpr::Kind::kTuple: {
-        std::vector<std::string> elements;
-        for (const SExpr& x : e.operands) elements.push_back(Expr(x));
-        return fmt::format("({}{})", fmt::join(elements, ", "), elements.size() == 1 ? "," : "");
+        std::string text = "(";
+        for (size_t i = 0; i < e.operands.size(); ++i) {
+          if (i > 0) text += ", ";
+          text += Expr(e.operands[i]);
+        }
+        text += e.operands.size() == 1 ? ",)" : ")";
+        return text;
       }
     }
     return "?";
@@ -135,14 +176,14 @@ class TextWriter {
         break;
       case DeclForm::kInCoreType: deco = "type=pl.FunctionType.InCore"; break;
     }
-    Line(1, fmt::format("@pl.function({})", deco));
+    LineF(1, "@pl.function({})", deco);
     std::string params = "self";
     for (int p : f.params) params += ", " + ParamText(p);
     def_lines_.push_back(line_ + 1);
-    Line(1, fmt::format("def {}({}):", f.name, params));
+    LineF(1, "def {}({}):", f.name, params);
     if (f.role != FuncRole::kHostOrch) {
       for (const StmtModel& s : f.body) Stmt(s, 2);
-      Line(2, fmt::format("return {}", Name(f.params[0])));
+      LineF(2, "return {}", Name(f.params[0]));
       return;
     }
     Body(f.body, 2);
@@ -190,57 +231,81 @@ class TextWriter {
   }
 
   std::string DispatchText(const DispatchModel& d, const std::string* first_arg = nullptr) const {
-    std::vector<std::string> args;
-    for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? *first_arg : Name(d.args[i]));
-    if (d.form != DeviceForm::kUnplaced) args.push_back(fmt::format("device={}", DeviceText(d)));
-    return fmt::format("self.{}({})", m_.functions[d.callee].name, fmt::join(args, ", "));
+    std::string text = fmt::format("self.{}(", m_.functions[d.callee].name);
+    for (size_t i = 0; i < d.args.size(); ++i) {
+      if (i > 0) text += ", ";
+      text += i == 0 && first_arg ? *first_arg : Name(d.args[i]);
+    }
+    if (d.form != DeviceForm::kUnplaced) {
+      fmt::format_to(std::back_inserter(text), "{}device={}", d.args.empty() ? "" : ", ",
+                     DeviceText(d));
+    }
+    text += ')';
+    return text;
   }
 
   std::string CollText(const CollectiveModel& c) const {
-    std::vector<std::string> args;
-    for (int a : c.args) args.push_back(Name(a));
+    std::string text = fmt::format("{}(", CollOpName(c.kind));
+    auto arg = [&text, first = true]<typename... Args>(fmt::format_string<Args...> format,
+                                                       Args&&... args) mutable {
+      if (!first) text += ", ";
+      first = false;
+      fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
+    };
+    for (int a : c.args) arg("{}", Name(a));
     switch (c.kind) {
       case CollKind::kAllReduce:
-        args.push_back(fmt::format("op={}", kReduceSum));
-        if (c.core_num > 0 || c.explicit_core_num) args.push_back(fmt::format("core_num={}", c.core_num));
+        arg("op={}", kReduceSum);
+        if (c.core_num > 0 || c.explicit_core_num) arg("core_num={}", c.core_num);
         break;
-      case CollKind::kReduceScatter: args.push_back(fmt::format("op={}", kReduceSum)); break;
-      case CollKind::kBroadcast: args.push_back(fmt::format("root={}", c.root)); break;
+      case CollKind::kReduceScatter:
+        arg("op={}", kReduceSum);
+        break;
+      case CollKind::kBroadcast:
+        arg("root={}", c.root);
+        break;
       default: break;
     }
-    return fmt::format("{}({})", CollOpName(c.kind), fmt::join(args, ", "));
-  }
-
-  std::string Bind(const StmtModel& s, const std::string& rhs) const {
-    return s.def >= 0 ? fmt::format("{} = {}", Name(s.def), rhs) : rhs;
+    text += ')';
+    return text;
   }
 
   void Stmt(const StmtModel& s, int indent) {
     Mark(s);
     switch (s.kind) {
-      case StmtKind::kAlloc: Line(indent, Bind(s, AllocText(m_.allocs[s.ref]))); break;
+      case StmtKind::kAlloc:
+        BindLine(indent, s, AllocText(m_.allocs[s.ref]));
+        break;
       case StmtKind::kView: {
         const ValueModel& v = m_.values[s.def];
-        Line(indent, Bind(s, fmt::format("pld.window({}, {}, dtype={})", Name(m_.allocs[s.ref].var),
-                                         SigText(v.sig), DTypeText(v.sig.dtype))));
+        BindLineF(indent, &s, "pld.window({}, {}, dtype={})", Name(m_.allocs[s.ref].var),
+                  SigText(v.sig), DTypeText(v.sig.dtype));
         break;
       }
-      case StmtKind::kAlias: Line(indent, Bind(s, Name(s.src))); break;
-      case StmtKind::kScalar: Line(indent, Bind(s, Expr(s.expr))); break;
-      case StmtKind::kDispatch: Line(indent, Bind(s, DispatchText(m_.dispatches[s.ref]))); break;
+      case StmtKind::kAlias:
+        BindLine(indent, s, Name(s.src));
+        break;
+      case StmtKind::kScalar:
+        BindLine(indent, s, Expr(s.expr));
+        break;
+      case StmtKind::kDispatch:
+        BindLine(indent, s, DispatchText(m_.dispatches[s.ref]));
+        break;
       case StmtKind::kCollective: {
         const CollectiveModel& c = m_.collectives[s.ref];
         const std::string call = CollText(c);
         switch (c.nested) {
-          case CollectiveModel::Nest::kNone: Line(indent, Bind(s, call)); break;
+          case CollectiveModel::Nest::kNone:
+            BindLine(indent, s, call);
+            break;
           case CollectiveModel::Nest::kTensorAdd:
-            Line(indent, Bind(s, fmt::format("pl.tensor.add({}, {})", call, Name(c.nest_other))));
+            BindLineF(indent, &s, "pl.tensor.add({}, {})", call, Name(c.nest_other));
             break;
           case CollectiveModel::Nest::kDispatch:
-            Line(indent, Bind(s, DispatchText(m_.dispatches[c.nest_other], &call)));
+            BindLine(indent, s, DispatchText(m_.dispatches[c.nest_other], &call));
             break;
           case CollectiveModel::Nest::kTuple:
-            Line(indent, Bind(s, "(" + call + ",)"));
+            BindLineF(indent, &s, "({},)", call);
             break;
         }
         break;
@@ -263,7 +328,7 @@ class TextWriter {
           target = fmt::format("{}, ({}{})", target, fmt::join(names, ", "), one);
           loop = fmt::format("{}, init_values=({}{}))", loop.substr(0, loop.size() - 1), fmt::join(inits, ", "), one);
         }
-        Line(indent, fmt::format("for {} in {}:", target, loop));
+        LineF(indent, "for {} in {}:", target, loop);
         Body(s.body, indent + 1);
         break;
       }
@@ -301,13 +366,15 @@ class TextWriter {
                                  Name(s.src), s.defs.size()));
         break;
       }
-      case StmtKind::kSubscriptAssign: Line(indent, fmt::format("{} = {}", Expr(s.expr), Expr(s.expr2))); break;
+      case StmtKind::kSubscriptAssign:
+        LineF(indent, "{} = {}", Expr(s.expr), Expr(s.expr2));
+        break;
       case StmtKind::kWhile:
-        Line(indent, fmt::format("while {}:", Expr(s.expr)));
+        LineF(indent, "while {}:", Expr(s.expr));
         Body(s.body, indent + 1);
         break;
       case StmtKind::kIf:
-        Line(indent, fmt::format("if {}:", Expr(s.expr)));
+        LineF(indent, "if {}:", Expr(s.expr));
         Body(s.body, indent + 1);
         if (!s.orelse.empty()) {
           Line(indent, "else:");
@@ -316,17 +383,18 @@ class TextWriter {
         break;
       case StmtKind::kTensorCreate: {
         const TensorSig& sig = m_.values[s.def].sig;
-        Line(indent, Bind(s, fmt::format("pl.tensor.create({}, dtype={})", SigText(sig), DTypeText(sig.dtype))));
+        BindLineF(indent, &s, "pl.tensor.create({}, dtype={})", SigText(sig), DTypeText(sig.dtype));
         break;
       }
       case StmtKind::kTensorAdd:
-        Line(indent, Bind(s, fmt::format("pl.tensor.add({}, {})", Name(s.src), Name(s.src2))));
+        BindLineF(indent, &s, "pl.tensor.add({}, {})", Name(s.src), Name(s.src2));
         break;
       case StmtKind::kReturn:
         if (s.ref >= 0) {
-          Line(indent, "return " + CollText(m_.collectives[s.ref]));
+          LineF(indent, "return {}", CollText(m_.collectives[s.ref]));
         } else {
-          Line(indent, "return " + (s.src >= 0 ? Name(s.src) : std::string("0")));
+          LineF(indent, "return {}",
+                s.src >= 0 ? std::string_view(Name(s.src)) : std::string_view("0"));
         }
         break;
     }
@@ -362,6 +430,7 @@ class IRBuilder {
       }
     }
     std::vector<ir::FunctionPtr> fns;
+    fns.reserve(m_.functions.size());
     for (const FunctionModel& f : m_.functions) fns.push_back(Function(f));
     return ir::MakeNode<ir::Program>(m_.name, std::vector<VarPtr>{}, std::move(fns));
   }
@@ -369,6 +438,7 @@ class IRBuilder {
  private:
   std::vector<ExprPtr> Shape(const TensorSig& sig) {
     std::vector<ExprPtr> dims;
+    dims.reserve(sig.dims.size());
     for (const Dim& d : sig.dims) dims.push_back(d.var >= 0 ? Use(d.var) : ir::Int(d.constant));
     return dims;
   }
@@ -399,6 +469,7 @@ class IRBuilder {
       }
       case SExpr::Kind::kSubscript: {
         std::vector<ExprPtr> idx;
+        idx.reserve(e.operands.size());
         for (const SExpr& i : e.operands) idx.push_back(Expr(i));
         return ir::MakeNode<ir::Subscript>(Use(e.var), std::move(idx), ir::UnknownType::Get());
       }
@@ -407,6 +478,7 @@ class IRBuilder {
       case SExpr::Kind::kNone: return nullptr;
       case SExpr::Kind::kTuple: {
         std::vector<ExprPtr> elements;
+        elements.reserve(e.operands.size());
         for (const SExpr& x : e.operands) elements.push_back(Expr(x));
         return TupleValue(std::move(elements));
       }
@@ -464,8 +536,10 @@ class IRBuilder {
     }
     const ir::FunctionType type = TypeOf(f.decl).value_or(ir::FunctionType::kOpaque);
     std::vector<VarPtr> params;
+    params.reserve(f.params.size());
     for (int p : f.params) params.push_back(vars_[p]);
     std::vector<ir::ParamDirection> dirs;
+    dirs.reserve(f.params.size());
     for (int p : f.params)
       dirs.push_back(m_.values[p].inout ? ir::ParamDirection::kInOut : ir::ParamDirection::kIn);
     std::vector<ir::TypePtr> ret_types;
@@ -473,6 +547,7 @@ class IRBuilder {
     if (f.role != FuncRole::kHostOrch) {
       ret_types.push_back(params[0]->type);
       std::vector<StmtPtr> stmts;
+      stmts.reserve(f.body.size() + 1);
       for (const StmtModel& s : f.body) stmts.push_back(Stmt(s));
       stmts.push_back(ir::Return({params[0]}));
       body = ir::Seq(std::move(stmts));
@@ -487,6 +562,7 @@ class IRBuilder {
 
   ir::SeqStmtsPtr Body(const std::vector<StmtModel>& body) {
     std::vector<StmtPtr> stmts;
+    stmts.reserve(body.size());
     for (const StmtModel& s : body) stmts.push_back(Stmt(s));
     return ir::Seq(std::move(stmts));
   }
@@ -510,19 +586,24 @@ class IRBuilder {
 
   ExprPtr Dispatch(const DispatchModel& d, ExprPtr first_arg = nullptr) {
     std::vector<ExprPtr> args;
+    args.reserve(d.args.size());
     for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? first_arg : Use(d.args[i]));
     return ir::MakeFunctionCall(m_.functions[d.callee].name, std::move(args), Device(d), ReturnTypeOf(d.callee));
   }
 
   ExprPtr Collective(const CollectiveModel& c) {
     std::vector<ExprPtr> args;
+    args.reserve(c.args.size());
     for (int a : c.args) args.push_back(Use(a));
     ir::KwargList kw;
     switch (c.kind) {
-      case CollKind::kAllReduce:
+      case CollKind::kAllReduce: {
+        const bool core_num = c.core_num > 0 || c.explicit_core_num;
+        kw.reserve(core_num ? 2 : 1);
         kw.emplace_back("op", ir::EnumAttr{kReduceSum});
-        if (c.core_num > 0 || c.explicit_core_num) kw.emplace_back("core_num", c.core_num);
+        if (core_num) kw.emplace_back("core_num", c.core_num);
         break;
+      }
       case CollKind::kReduceScatter: kw.emplace_back("op", ir::EnumAttr{kReduceSum}); break;
       case CollKind::kBroadcast: kw.emplace_back("root", c.root); break;
       default: break;
@@ -562,6 +643,7 @@ class IRBuilder {
         ExprPtr call;
         if (a.size_form == SizeForm::kShape) {
           std::vector<ExprPtr> dims;
+          dims.reserve(a.shape.size());
           for (int64_t d : a.shape) dims.push_back(ir::Int(d));
           call = ir::MakeOpCall(ir::ops::kAllocWindowBuffer, {ir::Tuple(std::move(dims))},
                                 {{"dtype", a.dtype}, {"name", a.name}});
@@ -609,6 +691,7 @@ class IRBuilder {
         VarPtr var = Def(l.var, ir::ScalarTy(DataType::kIndex));
         if (!l.iter_args.empty()) {
           std::vector<ir::IterArgPtr> ias;
+          ias.reserve(l.iter_args.size());
           for (size_t i = 0; i < l.iter_args.size(); ++i) {
             ExprPtr init = Expr(l.inits[i]);
             auto ia = ir::MakeNode<ir::IterArg>(m_.values[l.iter_args[i]].name, init->type, init);
@@ -617,6 +700,7 @@ class IRBuilder {
           }
           ir::SeqStmtsPtr body = Body(s.body);
           std::vector<VarPtr> results;
+          results.reserve(l.results.size());
           for (size_t i = 0; i < l.results.size(); ++i) results.push_back(Def(l.results[i], ias[i]->type));
           auto f = ir::MakeNode<ir::ForStmt>(std::move(var), std::move(start), std::move(stop), std::move(step),
                                                  std::move(body));
@@ -637,6 +721,7 @@ class IRBuilder {
                                                        nullptr, Body(s.body));
         }
         ir::KwargList kw;
+        kw.reserve(2);
         kw.emplace_back("name_hint", fmt::format("s{}", s.id));
         kw.emplace_back("tag", Expr(s.expr));
         return ir::MakeNode<ir::ScopeStmt>("pl.at", std::vector<ExprPtr>{}, std::move(kw), nullptr,
@@ -645,11 +730,13 @@ class IRBuilder {
       case StmtKind::kOpaque: {
         // An op the registry does not model: Op(name, info = nullptr), type unknown.
         std::vector<ExprPtr> args;
+        args.reserve(2 + s.tuple_args.size());
         if (s.src >= 0) args.push_back(Use(s.src));
         if (s.src2 >= 0) args.push_back(Use(s.src2));
         for (const SExpr& t : s.tuple_args) args.push_back(Expr(t));
         ir::KwargList kw;
         if (s.flag) {
+          kw.reserve(2);
           kw.emplace_back("tag", Expr(s.expr));
           kw.emplace_back("deps", ExprPtr(ir::MakeNode<ir::MakeTuple>(std::vector<ExprPtr>{Use(s.src)})));
         }
@@ -661,6 +748,7 @@ class IRBuilder {
             ir::OpRegistry::Get().GetOp("pl.split"), std::vector<ExprPtr>{Use(s.src), ir::Int(static_cast<int64_t>(s.defs.size()))},
             ir::KwargList{}, ir::ExprAttrList{}, ir::UnknownType::Get());
         std::vector<VarPtr> vars;
+        vars.reserve(s.defs.size());
         for (int d : s.defs) vars.push_back(Def(d, ir::UnknownType::Get()));
         return ir::MakeNode<ir::UnpackAssignStmt>(std::move(vars), std::move(call));
       }
@@ -670,6 +758,7 @@ class IRBuilder {
       }
       case StmtKind::kYield: {
         std::vector<ExprPtr> values;
+        values.reserve(m_.loops[s.ref].yields.size());
         for (const SExpr& y : m_.loops[s.ref].yields) values.push_back(Expr(y));
         return ir::MakeNode<ir::YieldStmt>(std::move(values));
       }

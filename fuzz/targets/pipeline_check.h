@@ -56,7 +56,7 @@ class StageRecorder final : public pass::PassInstrumentation {
 struct PipelineRun {
   ir::ProgramPtr output;
   std::optional<ValueError> error;
-  std::string stage;  // pass name, or "parse"
+  std::string stage;  // with an error: the pass that threw, or "parse"
 };
 
 inline std::string_view PassNameOf(Stage s) {
@@ -94,8 +94,10 @@ inline PipelineRun RunPipeline(const ir::ProgramPtr& input) {
     run.output = pipeline.manager.Run(input);
   } catch (const ValueError& e) {
     run.error = e;
+    // Only an error is attributed to a stage; a pass name is longer than a short
+    // string, so copying it for every clean run was a heap allocation.
+    run.stage = pipeline.recorder->current;
   }
-  run.stage = pipeline.recorder->current;
   return run;
 }
 
