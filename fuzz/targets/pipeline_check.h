@@ -94,8 +94,8 @@ inline PipelineRun RunPipeline(const ir::ProgramPtr& input) {
     run.output = pipeline.manager.Run(input);
   } catch (const ValueError& e) {
     run.error = e;
-    // Only an error is attributed to a stage; a pass name is longer than a short
-    // string, so copying it for every clean run was a heap allocation.
+    // Only an error is attributed to a stage: a pass name is longer than a short
+    // string, and a copy on every clean run would be a heap allocation per input.
     run.stage = pipeline.recorder->current;
   }
   return run;
