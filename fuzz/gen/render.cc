@@ -43,6 +43,16 @@ std::string_view BinOpText(ir::BinaryOp op) {
   return "?";
 }
 
+// Appends piece(i) for each i in [0, n) to `text`, separated by ", ": a list
+// spelled straight into its line, without a string per element.
+template <typename Piece>
+void AppendList(std::string& text, size_t n, Piece&& piece) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) text += ", ";
+    piece(i);
+  }
+}
+
 class TextWriter {
  public:
   explicit TextWriter(const ProgramModel& m, std::vector<int>* lines) : m_(m), lines_(lines) {}
@@ -102,14 +112,14 @@ class TextWriter {
 
   std::string SigText(const TensorSig& sig) const {
     std::string text = "[";
-    for (size_t i = 0; i < sig.dims.size(); ++i) {
-      if (i > 0) text += ", ";
-      if (sig.dims[i].var >= 0) {
-        text += Name(sig.dims[i].var);
+    AppendList(text, sig.dims.size(), [&](size_t i) {
+      const Dim& d = sig.dims[i];
+      if (d.var >= 0) {
+        text += Name(d.var);
       } else {
-        fmt::format_to(std::back_inserter(text), "{}", sig.dims[i].constant);
+        fmt::format_to(std::back_inserter(text), "{}", d.constant);
       }
-    }
+    });
     text += ']';
     return text;
   }
@@ -128,10 +138,7 @@ class TextWriter {
       case SExpr::Kind::kNeg: return fmt::format("-({})", Expr(e.operands[0]));
       case SExpr::Kind::kSubscript: {
         std::string text = Name(e.var) + "[";
-        for (size_t i = 0; i < e.operands.size(); ++i) {
-          if (i > 0) text += ", ";
-          text += Expr(e.operands[i]);
-        }
+        AppendList(text, e.operands.size(), [&](size_t i) { text += Expr(e.operands[i]); });
         text += ']';
         return text;
       }
@@ -143,10 +150,7 @@ class TextWriter {
       case SExpr::Kind::kNone: return "";
       case SExpr::Kind::kTuple: {
         std::string text = "(";
-        for (size_t i = 0; i < e.operands.size(); ++i) {
-          if (i > 0) text += ", ";
-          text += Expr(e.operands[i]);
-        }
+        AppendList(text, e.operands.size(), [&](size_t i) { text += Expr(e.operands[i]); });
         text += e.operands.size() == 1 ? ",)" : ")";
         return text;
       }
@@ -232,10 +236,8 @@ class TextWriter {
 
   std::string DispatchText(const DispatchModel& d, const std::string* first_arg = nullptr) const {
     std::string text = fmt::format("self.{}(", m_.functions[d.callee].name);
-    for (size_t i = 0; i < d.args.size(); ++i) {
-      if (i > 0) text += ", ";
-      text += i == 0 && first_arg ? *first_arg : Name(d.args[i]);
-    }
+    AppendList(text, d.args.size(),
+               [&](size_t i) { text += i == 0 && first_arg ? *first_arg : Name(d.args[i]); });
     if (d.form != DeviceForm::kUnplaced) {
       fmt::format_to(std::back_inserter(text), "{}device={}", d.args.empty() ? "" : ", ",
                      DeviceText(d));
