@@ -413,33 +413,26 @@ Expectation ComputeExpectation(const ProgramModel& m) {
         e.problems.push_back(fmt::format("{}: alloc '{}' is never consumed", fn, m.allocs[a].name));
       }
     }
-    // Cluster in source order by equal coverage: each alloc's scope first, so that
-    // the scopes' slot lists are sized once.
-    std::vector<std::pair<const Coverage*, size_t>> scope_coverage;  // and its slot count
+    // Cluster in source order by equal coverage.
+    std::vector<const Coverage*> scope_coverage;
     for (AllocExpect& ae : fe.allocs) {
       size_t s = 0;
-      while (s < scope_coverage.size() && !(*scope_coverage[s].first == ae.coverage)) ++s;
-      if (s == scope_coverage.size()) scope_coverage.emplace_back(&ae.coverage, 0);
-      ++scope_coverage[s].second;
-      ae.scope = static_cast<int>(s);
-    }
-    fe.scopes.resize(scope_coverage.size());
-    for (size_t s = 0; s < fe.scopes.size(); ++s) {
+      while (s < scope_coverage.size() && !(*scope_coverage[s] == ae.coverage)) ++s;
+      if (s == scope_coverage.size()) {
+        ScopeExpect scope;
+        scope.name = fmt::format("comm_d{}", s);
+        scope.devices = ae.coverage.ToDeviceSet();
+        fe.scopes.push_back(std::move(scope));
+        scope_coverage.push_back(&ae.coverage);
+      }
       ScopeExpect& scope = fe.scopes[s];
-      scope.name = fmt::format("comm_d{}", s);
-      scope.devices = scope_coverage[s].first->ToDeviceSet();
-      scope.slots.reserve(scope_coverage[s].second);
-      scope.slot_vars.reserve(scope_coverage[s].second);
-      scope.sizes.reserve(scope_coverage[s].second);
-    }
-    for (const AllocExpect& ae : fe.allocs) {
-      ScopeExpect& scope = fe.scopes[static_cast<size_t>(ae.scope)];
       if (std::find(scope.slots.begin(), scope.slots.end(), ae.name) != scope.slots.end()) {
         e.problems.push_back(fmt::format("{}: duplicate alloc name '{}' in scope {}", fn, ae.name, scope.name));
       }
       scope.slots.push_back(ae.name);
       scope.slot_vars.push_back(ae.var_name);
       scope.sizes.push_back(ae.size);
+      ae.scope = static_cast<int>(s);
     }
     e.functions.push_back(std::move(fe));
   }
