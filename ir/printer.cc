@@ -188,13 +188,19 @@ class Printer {
   // their first use in the text and declared before the body.
   void PrintFunction(const Function& f) {
     ResetFunction();
+    if (f.body) CollectDefs(*f.body);
+    // Sized up front, as growth rehashes every name. An alloc is named after its target.
+    const size_t named = dim_names_.size() + f.params.size() + defs_.size();
+    names_.reserve(named);
+    used_names_.reserve(named);
+    sugar_allocs_.reserve(sugar_allocs_.size() + defs_.size());
     // Program-level dims keep their module name in every function.
     for (const auto& [v, n] : dim_names_) {
       used_names_.try_emplace(n, 1);
       names_.try_emplace(v, n);
     }
     for (const auto& p : f.params) NameOf(p.get());
-    if (f.body) CollectDefs(*f.body);
+    for (const Var* v : defs_) NameOf(v);
     out_ += "    @pl.function";
     std::string_view sep = "(";
     auto decorator_arg = [&](std::string_view key, std::string_view value) {
@@ -307,6 +313,7 @@ class Printer {
   }
 
   void ResetFunction() {
+    defs_.clear();
     names_.clear();
     used_names_.clear();
     window_index_.clear();
@@ -317,8 +324,7 @@ class Printer {
 
   // A variable's name, given at its first definition or use: definitions in the
   // function are named before it is printed. Names are views: into the Var's own
-  // hint when that is already a usable identifier (nearly always), else into
-  // made_names_.
+  // hint when that is a usable identifier (nearly always), else into made_names_.
   std::string_view NameOf(const Var* v) {
     auto [it, fresh] = names_.try_emplace(v);
     if (!fresh) return it->second;
@@ -365,7 +371,7 @@ class Printer {
     out_ += '"';
   }
 
-  // Names the definitions of `s` in text order, which is the order of the field
+  // Lists the definitions of `s` in text order, which is the order of the field
   // tables: a loop's variable, its iter args, its body's definitions, then its
   // results (bound by the body's yield, written after the body).
   void CollectDefs(const Stmt& s) {
@@ -376,7 +382,7 @@ class Printer {
           if constexpr (std::is_base_of_v<Stmt, N>) {
             if (ref) CollectDefs(*ref);
           } else if constexpr (std::is_base_of_v<Var, N>) {
-            if (ref && role == FieldRole::kDef) NameOf(ref.get());
+            if (ref && role == FieldRole::kDef) defs_.push_back(ref.get());
           }
         });
       });
@@ -1118,6 +1124,7 @@ class Printer {
   std::string out_;
   std::string scratch_;
   // Per function.
+  std::vector<const Var*> defs_;  // in text order (CollectDefs)
   absl::flat_hash_map<const Var*, std::string_view> names_;
   UsedNames used_names_;
   absl::flat_hash_map<const WindowBuffer*, size_t> window_index_;
