@@ -10,10 +10,10 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
+
+#include <absl/container/inlined_vector.h>
 
 #include "ir/span.h"
 
@@ -164,7 +164,7 @@ class Lexer {
   int pending_dedents_ = 0;
   bool at_line_start_ = true;
   bool line_has_token_ = false;  // a NEWLINE is due before the next line / EOF
-  std::vector<int32_t> indents_{0};
+  absl::InlinedVector<int32_t, 8> indents_{0};  // in place: parsers copy lexers to re-read
 
   std::array<Token, kLookahead> buf_{};
   int head_ = 0;

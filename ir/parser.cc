@@ -410,6 +410,7 @@ class Parser {
   // Keys view the records' names (the deque keeps records in place).
   StringViewMap<FuncSig*> sig_by_name_;
   FuncState* fs_ = nullptr;
+  FuncState sig_state_;  // a signature's parameters (signatures do not nest)
   std::vector<std::unique_ptr<FuncState>> body_states_;
   size_t body_states_used_ = 0;
   YieldFrame* yield_frame_ = nullptr;
@@ -614,7 +615,8 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     if (!AtName("self")) Fail(Peek(), "the first parameter of a program function must be 'self'");
     Next();
   }
-  FuncState fs;  // parameters may be used in later parameter types
+  FuncState& fs = sig_state_;  // parameters may be used in later parameter types
+  fs.Reset();
   for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
   Rebind in_signature(&fs_, &fs);
   // A SubWorker's first parameter comes without a comma before it.
@@ -648,7 +650,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   Expect(Tok::kRParen);
   if (Accept(Tok::kArrow)) {
     sig->has_ret_annot = true;
-    auto ret_at = std::make_unique<Lexer>(*lex_);
+    Lexer ret_at = *lex_;
     bool names_window = false;
     for (int depth = 0;;) {
       const Token& t = Peek();
@@ -660,9 +662,9 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
       Next();
     }
     if (names_window) {
-      sig->deferred_ret = std::move(ret_at);
+      sig->deferred_ret = std::make_unique<Lexer>(ret_at);
     } else {
-      Rebind swap(&lex_, ret_at.get());
+      Rebind swap(&lex_, &ret_at);
       sig->ret_types = ParseReturnAnnotation();
     }
   }
