@@ -188,7 +188,7 @@ class Printer {
   // their first use in the text and declared before the body.
   void PrintFunction(const Function& f) {
     ResetFunction();
-    if (f.body) CollectDefs(*f.body);
+    if (f.body) Prescan(*f.body);
     // Sized up front, as growth rehashes every name. An alloc is named after its target.
     const size_t named = dim_names_.size() + f.params.size() + defs_.size();
     names_.reserve(named);
@@ -237,7 +237,7 @@ class Printer {
       out_ += " -> tuple[";
       Join(f.return_types, [&](const TypePtr& t) { PrintType(t); });
       out_ += ']';
-    } else if (f.body && FirstReturn(*f.body) == kReturnWithValues) {
+    } else if (first_return_ && !first_return_->values.empty()) {
       // Without it the reader would deduce return types from that return.
       out_ += " -> None";
     }
@@ -314,6 +314,7 @@ class Printer {
 
   void ResetFunction() {
     defs_.clear();
+    first_return_ = nullptr;
     names_.clear();
     used_names_.clear();
     window_index_.clear();
@@ -371,34 +372,25 @@ class Printer {
     out_ += '"';
   }
 
-  // Lists the definitions of `s` in text order, which is the order of the field
-  // tables: a loop's variable, its iter args, its body's definitions, then its
-  // results (bound by the body's yield, written after the body).
-  void CollectDefs(const Stmt& s) {
+  // What printing a function needs to know first: its definitions in text order,
+  // which is the order of the field tables (a loop's variable, its iter args, its
+  // body's definitions, then its results, bound by the body's yield and written
+  // after the body), and its first return statement.
+  void Prescan(const Stmt& s) {
+    if (!first_return_ && s.kind() == NodeKind::kReturnStmt)
+      first_return_ = static_cast<const ReturnStmt*>(&s);
     DispatchNode(s, [&](const auto& node) {
       ForEachField(node, [&](std::string_view, const auto& value, FieldRole role) {
         detail::ForEachNodeRef(value, [&](const auto& ref) {
           using N = typename std::decay_t<decltype(ref)>::element_type;
           if constexpr (std::is_base_of_v<Stmt, N>) {
-            if (ref) CollectDefs(*ref);
+            if (ref) Prescan(*ref);
           } else if constexpr (std::is_base_of_v<Var, N>) {
             if (ref && role == FieldRole::kDef) defs_.push_back(ref.get());
           }
         });
       });
     });
-  }
-
-  enum FirstReturnKind { kNoReturn, kEmptyReturn, kReturnWithValues };
-  // The first return statement of `s` in text order.
-  static FirstReturnKind FirstReturn(const Stmt& s) {
-    if (s.kind() == NodeKind::kReturnStmt)
-      return static_cast<const ReturnStmt&>(s).values.empty() ? kEmptyReturn : kReturnWithValues;
-    FirstReturnKind found = kNoReturn;
-    ForEachSubStmt(s, [&](const StmtPtr& c) {
-      if (found == kNoReturn) found = FirstReturn(*c);
-    });
-    return found;
   }
 
   // ---- statements
@@ -1124,7 +1116,8 @@ class Printer {
   std::string out_;
   std::string scratch_;
   // Per function.
-  std::vector<const Var*> defs_;  // in text order (CollectDefs)
+  std::vector<const Var*> defs_;  // in text order (Prescan)
+  const ReturnStmt* first_return_ = nullptr;
   absl::flat_hash_map<const Var*, std::string_view> names_;
   UsedNames used_names_;
   absl::flat_hash_map<const WindowBuffer*, size_t> window_index_;
