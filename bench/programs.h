@@ -33,8 +33,8 @@ const BigProgram& HostProgram(int64_t statements);
 // orchestrator with `allocs` window allocs, each with one pld.window view, and
 // `loops` pl.range loops that dispatch the views, in order and in equal shares,
 // to four chip orchestrators in turn. Loop k runs over pl.range(k % 4 + 1), so the
-// allocs fall into four comm domains. 30,000 allocs and 500 loops print as about
-// 5.9 MB of text.
+// allocs fall into four comm domains. 30,000 allocs and 500 loops print as 6.8 MB
+// of text (6.5 MiB; bench/run.sh reports MiB).
 ir::ProgramPtr BuildDispatchLoopsProgram(int64_t allocs, int64_t loops);
 
 // Number of nodes reachable from `root` counted with repetition (a node reached

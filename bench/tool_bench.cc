@@ -1,7 +1,7 @@
 // cds-opt as a user runs it: a whole process (exec, reading the file, parsing,
 // the pipeline when asked, printing, writing to /dev/null, exit), timed on the
 // wall clock, on the dispatch-loops program of bench/programs.h (30,000 allocs,
-// 500 loops, about 5.9 MB). The figure a user sees on the command line is this
+// 500 loops, 6.8 MB). The figure a user sees on the command line is this
 // one, not the sum of the library benchmarks.
 //
 // The cds-opt measured is the one of the same build folder
