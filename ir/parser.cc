@@ -134,10 +134,8 @@ struct FuncState {
   }
   FuncSig* sig = nullptr;
   // Keys view the source text, a parameter's or a dimension's own name: all
-  // outlive the function's parse. Values are borrowed: a Var in scope is held by
-  // its definition in the IR being built (a signature, a statement, a loop's frame),
-  // and counting it here would add two atomic operations per definition.
-  StringViewMap<const Var*> vars;
+  // outlive the function's parse.
+  StringViewMap<VarPtr> vars;
   std::vector<WindowDecl> windows;
   StringMap<size_t> window_index;
   StringMap<std::vector<size_t>> windows_by_base;
@@ -623,7 +621,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
   }
   FuncState& fs = sig_state_;  // parameters may be used in later parameter types
   fs.Reset();
-  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d.get());
+  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
   Rebind in_signature(&fs_, &fs);
   // A SubWorker's first parameter comes without a comma before it.
   for (bool first = sig->python; first ? !At(Tok::kRParen) : Accept(Tok::kComma); first = false) {
@@ -650,7 +648,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     VarPtr v = MakeVar(std::string(pname.text), type, SpanOf(pname));
     sig->params.push_back(v);
     sig->dirs.push_back(dir);
-    fs.vars.insert_or_assign(pname.text, v.get());
+    fs.vars.insert_or_assign(pname.text, v);
   }
   sig->param_count = sig->params.size();
   Expect(Tok::kRParen);
@@ -769,8 +767,8 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
   Rebind nested(&body_states_used_, body_states_used_ + 1);
   fs.Reset();
   fs.sig = sig;
-  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d.get());
-  for (const auto& v : sig->params) fs.vars.insert_or_assign(v->name_hint, v.get());
+  for (const auto& d : dyn_dims_) fs.vars.insert_or_assign(d->name_hint, d);
+  for (const auto& v : sig->params) fs.vars.insert_or_assign(v->name_hint, v);
   Rebind in_body(&fs_, &fs);
   Rebind depth(&depth_, 0);
 
@@ -881,7 +879,7 @@ void Parser::BindWindow(WindowDecl& d, const VarPtr& base) {
 }
 
 void Parser::DefineVar(std::string_view name, const VarPtr& var) {
-  fs_->vars.insert_or_assign(name, var.get());
+  fs_->vars.insert_or_assign(name, var);
   if (fs_->windows_by_base.empty()) return;
   auto w = fs_->windows_by_base.find(name);
   if (w == fs_->windows_by_base.end()) return;
@@ -1751,7 +1749,7 @@ ExprPtr Parser::ParsePrimary() {
   if (At(Tok::kLParen)) Fail(Peek(), fmt::format("'{}' is not callable", Echo(t.text)));
   if (At(Tok::kDot))
     Fail(Peek(), fmt::format("attribute access on variable '{}' is not supported", Echo(t.text)));
-  return ParsePostfix(ExprPtr(found->second));
+  return ParsePostfix(found->second);
 }
 
 // `x[i]`, `x[0:8, r]`, `x[a][b]`: a Subscript of unknown type (element and slice
