@@ -3,15 +3,16 @@
 # one summary table (build/bench/summary.md) and writes it as JSON
 # (build/bench/summary.json). Raw results: build/bench/<binary>.json.
 #
-#   bench/run.sh                 # everything, about 5-10 minutes on 2 shared cores
+#   bench/run.sh                 # everything, about 2-4 minutes on 2 shared cores
 #   bench/run.sh --filter REGEX  # only binaries whose name matches (e.g. tool, Pipeline)
 #   bench/run.sh --min-time S    # longer runs, steadier small cases (default 0.3)
 #
 # Cases of 10^6 statements run a fixed number of iterations set in the sources
 # (one repetition each); text_bench's parse and print set at least 3 s per size in
 # the source; tool_bench runs cds-opt as a whole process six times per case, the
-# first untimed; everything else gets --min-time seconds. BENCH_FILTER, BENCH_MIN_TIME and
-# BENCH_JOBS (build jobs, default 2) in the environment set the same defaults.
+# first untimed; everything else gets --min-time seconds. BENCH_FILTER,
+# BENCH_MIN_TIME and BENCH_JOBS (build jobs, default 2) in the environment set the
+# same defaults.
 #
 # Exit codes: 0 the suite ran; 1 a build or a benchmark failed; 2 usage error.
 set -euo pipefail
