@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,22 +91,23 @@ void TimeCdsOpt(benchmark::State& state, const std::vector<std::string>& flags) 
   const ProgramFile& file = DispatchLoopsFile();
   std::vector<std::string> args = flags;
   args.insert(args.end(), {file.path, "-o", "/dev/null"});
-  const auto first_start = std::chrono::steady_clock::now();
-  if (std::string error = RunCdsOpt(args); !error.empty()) {
-    state.SkipWithError(error.c_str());
-    return;
-  }
-  const std::chrono::duration<double> first_run = std::chrono::steady_clock::now() - first_start;
-  const double cpu_before = ChildrenCpuSeconds();
-  double fastest = std::numeric_limits<double>::infinity();
-  for (auto _ : state) {
+  // Wall seconds of one run, or nullopt once the benchmark is skipped.
+  auto run_once = [&]() -> std::optional<double> {
     const auto start = std::chrono::steady_clock::now();
     if (std::string error = RunCdsOpt(args); !error.empty()) {
       state.SkipWithError(error.c_str());
-      return;
+      return std::nullopt;
     }
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    fastest = std::min(fastest, took.count());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const std::optional<double> first_run = run_once();
+  if (!first_run) return;
+  const double cpu_before = ChildrenCpuSeconds();
+  double fastest = std::numeric_limits<double>::infinity();
+  for (auto _ : state) {
+    const std::optional<double> took = run_once();
+    if (!took) return;
+    fastest = std::min(fastest, *took);
   }
   const double cpu_per_run =
       (ChildrenCpuSeconds() - cpu_before) / static_cast<double>(state.iterations());
@@ -113,7 +115,7 @@ void TimeCdsOpt(benchmark::State& state, const std::vector<std::string>& flags) 
   state.counters["input_MB"] = static_cast<double>(file.bytes) / (1 << 20);
   state.counters["cpu_s"] = cpu_per_run;
   state.counters["min_s"] = fastest;
-  state.counters["first_run_s"] = first_run.count();
+  state.counters["first_run_s"] = *first_run;
   state.counters["MB_per_cpu_s"] = static_cast<double>(file.bytes) / (1 << 20) / cpu_per_run;
 }
 
