@@ -1967,8 +1967,8 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
   } else if (p.Is("pld", "world_size")) {
     name = ops::kWorldSize;
   } else {
-    op_name_buf_.clear();
-    fmt::format_to(std::back_inserter(op_name_buf_), "{}", p.Joined());
+    op_name_buf_.assign(p.parts[0]);
+    for (int i = 1; i < p.n; ++i) op_name_buf_.append(".").append(p.parts[i]);
     name = op_name_buf_;
   }
   const OpInfo* info = OpRegistry::Get().Find(name);
