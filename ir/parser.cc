@@ -76,8 +76,11 @@ struct Path {
     int i = 0;
     return (Eq(parts[i++], want) && ...);
   }
-  auto Joined() const { return fmt::join(parts, parts + n, "."); }
-  std::string Join() const { return fmt::to_string(Joined()); }
+  std::string Join() const {
+    std::string s(parts[0]);
+    for (int i = 1; i < n; ++i) s.append(".").append(parts[i]);
+    return s;
+  }
 };
 
 // A window declared by pl._dump.window_buffer: built when its base is bound.
@@ -425,7 +428,6 @@ class Parser {
   StringMap<VarPtr> inline_dims_;
   // Views into the source text, which outlives the parser.
   StringViewSet user_alloc_names_;
-  std::string op_name_buf_;
   const OpInfo* alloc_info_ = nullptr;
   // Lists under construction, innermost last: a finished list is copied out at its
   // exact size (one allocation instead of one per doubling).
@@ -1960,16 +1962,15 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
     Fail(at, fmt::format("unknown pl._dump form '{}'", Echo(p.Join())));
   }
   const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, nullptr);
-  // Named after the arguments: they may hold calls that reuse the buffer.
+  std::string joined;
   std::string_view name;
   if (p.Is("pld", "window")) {
     name = ops::kWindow;
   } else if (p.Is("pld", "world_size")) {
     name = ops::kWorldSize;
   } else {
-    op_name_buf_.assign(p.parts[0]);
-    for (int i = 1; i < p.n; ++i) op_name_buf_.append(".").append(p.parts[i]);
-    name = op_name_buf_;
+    joined = p.Join();
+    name = joined;
   }
   const OpInfo* info = OpRegistry::Get().Find(name);
   if (!info) {
