@@ -12,12 +12,22 @@
 //                                         cache value CDS_PROP_SCALE, default 1)
 //   RC_PARAMS="max_success=N"            overrides the count for every property
 //   RC_PARAMS="seed=S" / "reproduce=..." work unchanged (read from configuration())
+//   CDS_PROP_SHRINK_SECONDS=S            how long shrinking may run after the first
+//                                         failure (default 60; 0 = until it ends)
+//
+// Shrinking re-runs the pipeline for every candidate. Under a fault that fails
+// every case (a broken parser) it would run for tens of minutes, and ctest's
+// per-test timeout would then report the property without any counterexample.
+// Once the budget is spent every further candidate counts as passing, so
+// RapidCheck ends the shrink with the smallest failing case found so far.
 //
 // The reproduce string is keyed by the test id (Suite/Name[/variant]), so a
 // failure printed by one property replays only that property.
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -44,6 +54,42 @@ inline bool RcParamsSetMaxSuccess() {
 
 inline int CasesFor(int base) { return base * PropScale(); }
 
+inline std::chrono::seconds ShrinkBudget() {
+  const char* env = std::getenv("CDS_PROP_SHRINK_SECONDS");
+  return std::chrono::seconds(env != nullptr ? std::atoi(env) : 60);
+}
+
+// What WithShrinkBudget keeps across the calls RapidCheck makes (it calls the
+// property as const).
+struct ShrinkState {
+  std::optional<std::chrono::steady_clock::time_point> first_failure;
+  bool cut = false;  // the budget ended the shrink
+};
+
+// `property` with shrinking cut off ShrinkBudget() after its first failure.
+template <typename Property>
+auto WithShrinkBudget(Property& property, ShrinkState* state) {
+  return [&property, state, budget = ShrinkBudget()] {
+    const auto now = std::chrono::steady_clock::now();
+    if (state->first_failure && budget.count() > 0 && now - *state->first_failure > budget) {
+      state->cut = true;
+      return;
+    }
+    try {
+      property();
+    } catch (const rc::detail::CaseResult& r) {
+      if (r.type == rc::detail::CaseResult::Type::Failure && !state->first_failure)
+        state->first_failure = now;
+      throw;
+    } catch (const rc::GenerationFailure&) {
+      throw;  // a discarded case, not a failure
+    } catch (...) {
+      if (!state->first_failure) state->first_failure = now;
+      throw;
+    }
+  };
+}
+
 // Runs `testable` as a property of the current gtest test with `base` cases
 // (scaled). `variant` distinguishes several properties checked inside one TEST.
 template <typename Testable>
@@ -56,7 +102,8 @@ void CheckProperty(int base, Testable&& testable, const std::string& variant = {
   metadata.description = metadata.id;
   TestParams params = configuration().testParams;
   if (!RcParamsSetMaxSuccess()) params.maxSuccess = CasesFor(base);
-  const TestResult result = checkTestable(std::forward<Testable>(testable), metadata, params);
+  ShrinkState shrink;
+  const TestResult result = checkTestable(WithShrinkBudget(testable, &shrink), metadata, params);
   std::ostringstream msg;
   printResultMessage(result, msg);
   if (result.template is<SuccessResult>()) {
@@ -67,7 +114,11 @@ void CheckProperty(int base, Testable&& testable, const std::string& variant = {
     }
     std::cout << metadata.id << ": " << msg.str() << std::endl;
   } else {
-    ADD_FAILURE() << metadata.id << ": " << msg.str();
+    ADD_FAILURE() << metadata.id << ": " << msg.str()
+                  << (shrink.cut ? "(shrinking stopped after CDS_PROP_SHRINK_SECONDS=" +
+                                       std::to_string(ShrinkBudget().count()) +
+                                       "; the counterexample may not be minimal)"
+                                 : "");
   }
 }
 
