@@ -12,14 +12,16 @@
 //                                         cache value CDS_PROP_SCALE, default 1)
 //   RC_PARAMS="max_success=N"            overrides the count for every property
 //   RC_PARAMS="seed=S" / "reproduce=..." work unchanged (read from configuration())
-//   CDS_PROP_SHRINK_SECONDS=S            how long shrinking may run after the first
-//                                         failure (default 60; 0 = until it ends)
+//   CDS_PROP_SHRINK_SECONDS=S            how long shrinking may run after the test's
+//                                         first failure (default 60; 0 = until it ends)
 //
 // Shrinking re-runs the pipeline for every candidate. Under a fault that fails
 // every case (a broken parser) it would run for tens of minutes, and ctest's
 // per-test timeout would then report the property without any counterexample.
 // Once the budget is spent every further candidate counts as passing, so
-// RapidCheck ends the shrink with the smallest failing case found so far.
+// RapidCheck ends the shrink with the smallest failing case found so far. The
+// budget is one per gtest test: a test that checks a property per invalid kind
+// (23 of them) would otherwise spend it 23 times.
 //
 // The reproduce string is keyed by the test id (Suite/Name[/variant]), so a
 // failure printed by one property replays only that property.
@@ -62,29 +64,47 @@ inline std::chrono::seconds ShrinkBudget() {
 // What WithShrinkBudget keeps across the calls RapidCheck makes (it calls the
 // property as const).
 struct ShrinkState {
-  std::optional<std::chrono::steady_clock::time_point> first_failure;
-  bool cut = false;  // the budget ended the shrink
+  std::optional<std::chrono::steady_clock::time_point> first_failure;  // in this gtest test
+  bool failed = false;  // this property has failed: it is shrinking
+  bool cut = false;     // the budget ended this property's shrink
 };
 
-// `property` with shrinking cut off ShrinkBudget() after its first failure.
+inline ShrinkState& ShrinkStateOfCurrentTest() {
+  static const ::testing::TestInfo* test = nullptr;
+  static ShrinkState state;
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info != test) {
+    test = info;
+    state = {};
+  }
+  state.failed = state.cut = false;
+  return state;
+}
+
+inline void MarkFailed(ShrinkState* state, std::chrono::steady_clock::time_point now) {
+  state->failed = true;
+  if (!state->first_failure) state->first_failure = now;
+}
+
+// `property` with its shrink cut off ShrinkBudget() after the test's first failure.
 template <typename Property>
 auto WithShrinkBudget(Property& property, ShrinkState* state) {
   return [&property, state, budget = ShrinkBudget()] {
     const auto now = std::chrono::steady_clock::now();
-    if (state->first_failure && budget.count() > 0 && now - *state->first_failure > budget) {
+    // Only a shrink is cut: a later property of the test still runs every case.
+    if (state->failed && budget.count() > 0 && now - *state->first_failure > budget) {
       state->cut = true;
       return;
     }
     try {
       property();
     } catch (const rc::detail::CaseResult& r) {
-      if (r.type == rc::detail::CaseResult::Type::Failure && !state->first_failure)
-        state->first_failure = now;
+      if (r.type == rc::detail::CaseResult::Type::Failure) MarkFailed(state, now);
       throw;
     } catch (const rc::GenerationFailure&) {
       throw;  // a discarded case, not a failure
     } catch (...) {
-      if (!state->first_failure) state->first_failure = now;
+      MarkFailed(state, now);
       throw;
     }
   };
@@ -102,7 +122,7 @@ void CheckProperty(int base, Testable&& testable, const std::string& variant = {
   metadata.description = metadata.id;
   TestParams params = configuration().testParams;
   if (!RcParamsSetMaxSuccess()) params.maxSuccess = CasesFor(base);
-  ShrinkState shrink;
+  ShrinkState& shrink = ShrinkStateOfCurrentTest();
   const TestResult result = checkTestable(WithShrinkBudget(testable, &shrink), metadata, params);
   std::ostringstream msg;
   printResultMessage(result, msg);

@@ -37,5 +37,19 @@ TEST(PropBudget, ShrinkingStopsWhenTheBudgetIsSpent) {
   EXPECT_LT(elapsed, std::chrono::seconds(10));  // unbounded, the shrink takes over 30 s
 }
 
+// One budget per gtest test: after the first property has spent it, the shrinks of
+// the next ones end at once. With a budget per property, four of them would take
+// over 12 s.
+TEST(PropBudget, OneBudgetServesTheWholeTest) {
+  ASSERT_EQ(setenv("CDS_PROP_SHRINK_SECONDS", "2", 1), 0);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NONFATAL_FAILURE(CheckSlowShrink(), "shrinking stopped after CDS_PROP_SHRINK_SECONDS=2");
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  unsetenv("CDS_PROP_SHRINK_SECONDS");
+  EXPECT_LT(elapsed, std::chrono::seconds(10));
+}
+
 }  // namespace
 }  // namespace cds::prop
