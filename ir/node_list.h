@@ -20,6 +20,7 @@
 // unchanged. The mutator is the only writer of elements, on a node copy it has
 // not shared yet.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -143,12 +144,7 @@ class NodeList {
   void swap(NodeList& o) noexcept { std::swap(data_, o.data_); }
 
   friend bool operator==(const NodeList& a, const NodeList& b) {
-    const size_t n = a.size();
-    if (n != b.size()) return false;
-    for (size_t i = 0; i < n; ++i) {
-      if (!(a.data_[i] == b.data_[i])) return false;
-    }
-    return true;
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
   }
 
  private:

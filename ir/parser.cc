@@ -1132,11 +1132,8 @@ bool AnnotationAgrees(const TypePtr& ann, const TypePtr& value) {
     case NodeKind::kTupleType: {
       const auto& x = static_cast<const TupleType&>(*ann);
       const auto& y = static_cast<const TupleType&>(*value);
-      if (x.types.size() != y.types.size()) return false;
-      for (size_t i = 0; i < x.types.size(); ++i) {
-        if (!AnnotationAgrees(x.types[i], y.types[i])) return false;
-      }
-      return true;
+      return std::equal(x.types.begin(), x.types.end(), y.types.begin(), y.types.end(),
+                        AnnotationAgrees);
     }
     default:  // Scalar, Ptr
       return true;

@@ -48,10 +48,7 @@ bool IsIdentChar(char c) {
 // Whether Sanitize would return the hint unchanged.
 bool IsPlainName(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  for (char c : s) {
-    if (!IsIdentChar(c)) return false;
-  }
-  return !IsReservedName(s);
+  return std::all_of(s.begin(), s.end(), IsIdentChar) && !IsReservedName(s);
 }
 
 // A valid, non-reserved identifier close to the hint.

@@ -1,5 +1,6 @@
 #include "ir/structural_equal.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -234,11 +235,7 @@ bool DimsEqual(const ExprPtr& a, const ExprPtr& b) {
 }
 
 bool ShapesEqual(std::span<const ExprPtr> a, std::span<const ExprPtr> b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!DimsEqual(a[i], b[i])) return false;
-  }
-  return true;
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), DimsEqual);
 }
 
 }  // namespace cds::ir
