@@ -1,62 +1,25 @@
 // RapidCheck properties of StructuralEqual / StructuralHash over random
 // well-formed IR (tests/ir/ir_gen.h).
 //
-// Budget: each property runs 500 x CDS_PROP_SCALE cases (env, default 1), set
-// programmatically because RC_PARAMS is one global setting for the whole binary.
-// An explicit RC_PARAMS="max_success=N" overrides the count; RC_PARAMS seeds and
-// `reproduce=` strings work as usual.
+// Each property runs 500 x CDS_PROP_SCALE cases through prop::CheckProperty
+// (tests/prop/prop_budget.h): RC_PARAMS="max_success=N" overrides the count,
+// RC_PARAMS seeds and `reproduce=` strings work as usual, and a failing
+// property shrinks for at most CDS_PROP_SHRINK_SECONDS.
 
-#include <cstdlib>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
-#include <rapidcheck/gtest.h>
 
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
 #include "tests/ir/ir_gen.h"
+#include "tests/prop/prop_budget.h"
 
 namespace cds::ir {
 namespace {
 
 constexpr int kBaseCases = 500;
-
-int PropertyCases() {
-  int scale = 1;
-  if (const char* env = std::getenv("CDS_PROP_SCALE")) {
-    int v = std::atoi(env);
-    if (v > 0) scale = v;
-  }
-  return kBaseCases * scale;
-}
-
-bool RcParamsNamesMaxSuccess() {
-  const char* env = std::getenv("RC_PARAMS");
-  return env != nullptr && std::string(env).find("max_success") != std::string::npos;
-}
-
-// rc::detail::checkGTest with our case count instead of the global one.
-template <typename Testable>
-void CheckProperty(Testable&& testable) {
-  using namespace rc::detail;
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  TestParams params = configuration().testParams;
-  if (!RcParamsNamesMaxSuccess()) params.maxSuccess = PropertyCases();
-  const TestResult result = checkTestable(std::forward<Testable>(testable), metadata, params);
-  std::ostringstream msg;
-  printResultMessage(result, msg);
-  if (result.template is<SuccessResult>()) {
-    EXPECT_GE(result.template get<SuccessResult>().numSuccess, params.maxSuccess) << msg.str();
-    std::cout << msg.str() << std::endl;
-  } else {
-    FAIL() << msg.str();
-  }
-}
 
 // A choice vector; its length grows with RapidCheck's size parameter.
 rc::Gen<std::vector<uint32_t>> ChoiceVector() {
@@ -75,7 +38,7 @@ std::string Where(const NodePtr& a, const NodePtr& b) {
 }
 
 TEST(StructuralProperty, EqualityIsReflexive) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     ProgramPtr p = Program(*ChoiceVector());
     RC_ASSERT(StructuralEqual(p, p));
     RC_ASSERT(StructuralHash(p) == StructuralHash(p));
@@ -83,7 +46,7 @@ TEST(StructuralProperty, EqualityIsReflexive) {
 }
 
 TEST(StructuralProperty, RebuildingFromTheSameChoicesIsEqual) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     std::vector<uint32_t> choices = *ChoiceVector();
     ProgramPtr a = Program(choices);
     ProgramPtr b = Program(choices);
@@ -113,7 +76,7 @@ std::vector<uint32_t> RelatedChoices(const std::vector<uint32_t>& ca) {
 // the same choices, from the choices with one value changed (which may or may not
 // change the program), or from unrelated choices.
 TEST(StructuralProperty, EqualImpliesEqualHashAndIsSymmetric) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     std::vector<uint32_t> ca = *ChoiceVector();
     std::vector<uint32_t> cb = RelatedChoices(ca);
     ProgramPtr a = Program(ca);
@@ -127,7 +90,7 @@ TEST(StructuralProperty, EqualImpliesEqualHashAndIsSymmetric) {
 }
 
 TEST(StructuralProperty, RenamingEveryVarPreservesEqualityAndHash) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     ProgramPtr p = Program(*ChoiceVector());
     NodePtr q = irgen::RenamedCopy(p, "renamed_");
     RC_LOG() << Where(p, q) << "\n";
@@ -139,7 +102,7 @@ TEST(StructuralProperty, RenamingEveryVarPreservesEqualityAndHash) {
 }
 
 TEST(StructuralProperty, BreakingWindowBufferSharingIsSeen) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     ProgramPtr p = Program(*ChoiceVector());
     NodePtr q = irgen::UnsharedWindowsCopy(p);
     bool repeated = irgen::HasRepeatedWindowBuffer(p);
@@ -152,7 +115,7 @@ TEST(StructuralProperty, BreakingWindowBufferSharingIsSeen) {
 }
 
 TEST(StructuralProperty, ChangingOneConstantBreaksEquality) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     ProgramPtr p = Program(*ChoiceVector());
     size_t n = irgen::CountReachableInts(p);
     RC_ASSERT(n > 0u);  // every generated function returns a constant
@@ -177,7 +140,7 @@ void CheckFused(const NodePtr& a, const NodePtr& b) {
 }
 
 TEST(StructuralProperty, FusedEqualAndHashAgreesWithSeparateWalks) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     std::vector<uint32_t> ca = *ChoiceVector();
     // A fifth of the pairs each are renamed and window-unshared copies.
     switch (*rc::gen::inRange(0, 5)) {
@@ -211,7 +174,7 @@ TEST(StructuralProperty, FusedEqualAndHashAgreesWithSeparateWalks) {
 }
 
 TEST(StructuralProperty, FusedEqualAndHashSeesOneChangedConstant) {
-  CheckProperty([] {
+  prop::CheckProperty(kBaseCases, [] {
     ProgramPtr p = Program(*ChoiceVector());
     size_t n = irgen::CountReachableInts(p);
     RC_ASSERT(n > 0u);

@@ -32,6 +32,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -70,11 +71,15 @@ struct ShrinkState {
 };
 
 inline ShrinkState& ShrinkStateOfCurrentTest() {
-  static const ::testing::TestInfo* test = nullptr;
+  // A run of a test is its TestInfo and its start time: --gtest_repeat runs the
+  // same TestInfo again, and that run gets a budget of its own.
+  using Run = std::pair<const ::testing::TestInfo*, ::testing::TimeInMillis>;
+  static Run current{nullptr, 0};
   static ShrinkState state;
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  if (info != test) {
-    test = info;
+  const Run run{info, info != nullptr ? info->result()->start_timestamp() : 0};
+  if (run != current) {
+    current = run;
     state = {};
   }
   state.failed = state.cut = false;

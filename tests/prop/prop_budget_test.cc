@@ -5,10 +5,16 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -19,12 +25,18 @@ namespace {
 // Once RapidCheck's size grows, cases fail (200 values from [1, 1000) sum to about
 // 100,000), and so do most shrink candidates: only a sum under 50,000 passes, so
 // the shrinker lowers the values a few at a time. At 20 ms per candidate the whole
-// shrink takes over 30 s.
-void CheckSlowShrink() {
-  CheckProperty(100, [] {
+// shrink takes over 30 s. `first_failure`, if given, receives when a case first
+// failed: the cases before it take a second or so.
+void CheckSlowShrink(
+    std::optional<std::chrono::steady_clock::time_point>* first_failure = nullptr) {
+  CheckProperty(100, [first_failure] {
     const auto values = *rc::gen::container<std::vector<int>>(200, rc::gen::inRange(1, 1000));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    RC_ASSERT(std::accumulate(values.begin(), values.end(), 0) < 50000);
+    const bool holds = std::accumulate(values.begin(), values.end(), 0) < 50000;
+    if (!holds && first_failure != nullptr && !*first_failure) {
+      *first_failure = std::chrono::steady_clock::now();
+    }
+    RC_ASSERT(holds);
   });
 }
 
@@ -49,6 +61,52 @@ TEST(PropBudget, OneBudgetServesTheWholeTest) {
   const auto elapsed = std::chrono::steady_clock::now() - start;
   unsetenv("CDS_PROP_SHRINK_SECONDS");
   EXPECT_LT(elapsed, std::chrono::seconds(10));
+}
+
+// Discarded cases are not failures: however long they take, the clock starts at
+// the first failing case. Had the discards started it, the budget would be spent
+// when the property first fails, and every later case would count as passing.
+TEST(PropBudget, DiscardsDoNotStartTheClock) {
+  ASSERT_EQ(setenv("CDS_PROP_SHRINK_SECONDS", "1", 1), 0);
+  int calls = 0;
+  EXPECT_NONFATAL_FAILURE(
+      CheckProperty(100,
+                    [&calls] {
+                      if (calls++ < 15) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                        RC_DISCARD("slow discards, 1.5 s in all");
+                      }
+                      RC_FAIL("every case after the discards fails");
+                    }),
+      "every case after the discards fails");
+  unsetenv("CDS_PROP_SHRINK_SECONDS");
+}
+
+// --gtest_repeat runs the same test again in one process: each run shrinks for the
+// whole budget. Had the second run kept the first run's clock, its shrink would
+// have been cut at once. The test runs itself twice in a child process.
+TEST(PropBudget, EachRepeatOfATestHasItsOwnBudget) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (std::getenv("CDS_PROP_BUDGET_REPEAT_CHILD") != nullptr) {
+    // The shrink, from the first failing case on, lasts the whole budget.
+    std::optional<std::chrono::steady_clock::time_point> first_failure;
+    EXPECT_NONFATAL_FAILURE(CheckSlowShrink(&first_failure),
+                            "shrinking stopped after CDS_PROP_SHRINK_SECONDS=1");
+    ASSERT_TRUE(first_failure.has_value());
+    EXPECT_GE(std::chrono::steady_clock::now() - *first_failure, std::chrono::milliseconds(900));
+    return;
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string log = ::testing::TempDir() + "prop_budget_repeat.log";
+  const std::string command = fmt::format(
+      "CDS_PROP_BUDGET_REPEAT_CHILD=1 CDS_PROP_SHRINK_SECONDS=1 '{}' --gtest_filter='{}.{}' "
+      "--gtest_repeat=2 > '{}' 2>&1",
+      self, info->test_suite_name(), info->name(), log);
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("Repeating all tests (iteration 2)"), std::string::npos) << output;
 }
 
 }  // namespace
