@@ -171,4 +171,44 @@ class Lexer {
   int count_ = 0;
 };
 
+// A string against a literal: the length is a constant, so the comparison is a
+// few inlined loads. A loop, not memcmp: sanitizer builds keep memcmp as a call
+// into their interceptor (and libFuzzer's comparison hook).
+template <size_t N>
+inline bool TextIs(std::string_view s, const char (&lit)[N]) {
+  if (s.size() != N - 1) return false;
+  for (size_t i = 0; i + 1 < N; ++i)
+    if (s[i] != lit[i]) return false;
+  return true;
+}
+
+// Python's keywords: the parser rejects them as names, the printer never gives one
+// as a name. Asked for nearly every name token, so it dispatches on the length:
+// each comparison is then a load or two.
+inline bool IsKeyword(std::string_view s) {
+  switch (s.size()) {
+    case 2:
+      return TextIs(s, "as") || TextIs(s, "if") || TextIs(s, "in") || TextIs(s, "is") ||
+             TextIs(s, "or");
+    case 3:
+      return TextIs(s, "and") || TextIs(s, "def") || TextIs(s, "del") || TextIs(s, "for") ||
+             TextIs(s, "not") || TextIs(s, "try");
+    case 4:
+      return TextIs(s, "elif") || TextIs(s, "else") || TextIs(s, "from") || TextIs(s, "pass") ||
+             TextIs(s, "with") || TextIs(s, "True") || TextIs(s, "None");
+    case 5:
+      return TextIs(s, "async") || TextIs(s, "await") || TextIs(s, "break") || TextIs(s, "class") ||
+             TextIs(s, "raise") || TextIs(s, "while") || TextIs(s, "yield") || TextIs(s, "False");
+    case 6:
+      return TextIs(s, "assert") || TextIs(s, "except") || TextIs(s, "global") ||
+             TextIs(s, "import") || TextIs(s, "lambda") || TextIs(s, "return");
+    case 7:
+      return TextIs(s, "finally");
+    case 8:
+      return TextIs(s, "continue") || TextIs(s, "nonlocal");
+    default:
+      return false;
+  }
+}
+
 }  // namespace cds::ir

@@ -26,44 +26,6 @@ namespace cds::ir {
 
 namespace {
 
-// A string against a literal: the length is a constant, so the comparison is a
-// few inlined loads. A loop, not memcmp: sanitizer builds keep memcmp as a call
-// into their interceptor (and libFuzzer's comparison hook).
-template <size_t N>
-inline bool Eq(std::string_view s, const char (&lit)[N]) {
-  if (s.size() != N - 1) return false;
-  for (size_t i = 0; i + 1 < N; ++i)
-    if (s[i] != lit[i]) return false;
-  return true;
-}
-
-// Python's keywords. Asked for nearly every name token, so it dispatches on the
-// length: each comparison is then a load or two.
-bool IsKeyword(std::string_view s) {
-  switch (s.size()) {
-    case 2:
-      return Eq(s, "as") || Eq(s, "if") || Eq(s, "in") || Eq(s, "is") || Eq(s, "or");
-    case 3:
-      return Eq(s, "and") || Eq(s, "def") || Eq(s, "del") || Eq(s, "for") || Eq(s, "not") ||
-             Eq(s, "try");
-    case 4:
-      return Eq(s, "elif") || Eq(s, "else") || Eq(s, "from") || Eq(s, "pass") || Eq(s, "with") ||
-             Eq(s, "True") || Eq(s, "None");
-    case 5:
-      return Eq(s, "async") || Eq(s, "await") || Eq(s, "break") || Eq(s, "class") ||
-             Eq(s, "raise") || Eq(s, "while") || Eq(s, "yield") || Eq(s, "False");
-    case 6:
-      return Eq(s, "assert") || Eq(s, "except") || Eq(s, "global") || Eq(s, "import") ||
-             Eq(s, "lambda") || Eq(s, "return");
-    case 7:
-      return Eq(s, "finally");
-    case 8:
-      return Eq(s, "continue") || Eq(s, "nonlocal");
-    default:
-      return false;
-  }
-}
-
 // A dotted name such as pld.tensor.window, without allocation.
 struct Path {
   static constexpr int kMax = 8;
@@ -74,7 +36,7 @@ struct Path {
   bool Is(const char (&... want)[N]) const {
     if (n != static_cast<int>(sizeof...(N))) return false;
     int i = 0;
-    return (Eq(parts[i++], want) && ...);
+    return (TextIs(parts[i++], want) && ...);
   }
   std::string Join() const {
     std::string s(parts[0]);
@@ -181,7 +143,7 @@ class Parser {
   template <size_t N>
   bool AtName(const char (&s)[N], int ahead = 0) {
     const Token& t = Peek(ahead);
-    return t.kind == Tok::kName && Eq(t.text, s);
+    return t.kind == Tok::kName && TextIs(t.text, s);
   }
   bool Accept(Tok k) {
     if (!At(k)) return false;
@@ -578,19 +540,20 @@ void Parser::ParseDecorator(FuncSig* sig) {
       Path v = ParsePath();
       // `pl.<Enum>.<member>`, the member read by from_name.
       auto member = [&](std::string_view enum_name, std::string_view placeholder, auto from_name) {
-        auto m = v.n == 3 && Eq(v.parts[0], "pl") && v.parts[1] == enum_name ? from_name(v.parts[2])
-                                                                             : std::nullopt;
+        auto m = v.n == 3 && TextIs(v.parts[0], "pl") && v.parts[1] == enum_name
+                     ? from_name(v.parts[2])
+                     : std::nullopt;
         if (!m) {
           Fail(v.first, fmt::format("{}= expects pl.{}.{}, got '{}'", Echo(key.text), enum_name,
                                     placeholder, Echo(v.Join())));
         }
         return *m;
       };
-      if (Eq(key.text, "type")) {
+      if (TextIs(key.text, "type")) {
         sig->type = member("FunctionType", "<Kind>", FunctionTypeFromName);
-      } else if (Eq(key.text, "level")) {
+      } else if (TextIs(key.text, "level")) {
         sig->level = member("Level", "<LEVEL>", LevelFromName);
-      } else if (Eq(key.text, "role")) {
+      } else if (TextIs(key.text, "role")) {
         sig->role = member("Role", "<Role>", RoleFromName);
       } else {
         Fail(key,
@@ -638,7 +601,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
     if (directed) {
       Next();
       Next();
-      dir = Eq(Next().text, "Out") ? ParamDirection::kOut : ParamDirection::kInOut;
+      dir = TextIs(Next().text, "Out") ? ParamDirection::kOut : ParamDirection::kInOut;
       Next();
     }
     TypePtr type = ParseType();
@@ -664,7 +627,7 @@ void Parser::ParseSignature(FuncSig* sig, bool skip_body) {
         break;
       if (t.kind == Tok::kLParen || t.kind == Tok::kLBracket) ++depth;
       if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket) --depth;
-      if (t.kind == Tok::kName && Eq(t.text, "window_ref")) names_window = true;
+      if (t.kind == Tok::kName && TextIs(t.text, "window_ref")) names_window = true;
       Next();
     }
     if (names_window) {
@@ -825,10 +788,10 @@ void Parser::ParseWindowDecl() {
     if (At(Tok::kRParen)) break;
     Token key = ExpectIdent("a window_buffer argument");
     Expect(Tok::kAssign);
-    if (Eq(key.text, "base")) {
+    if (TextIs(key.text, "base")) {
       d.base = ParseStringLit("the base variable name");
       have_base = true;
-    } else if (Eq(key.text, "size")) {
+    } else if (TextIs(key.text, "size")) {
       if (AtName("None") && (At(Tok::kComma, 1) || At(Tok::kRParen, 1))) {
         Next();
         continue;
@@ -845,7 +808,7 @@ void Parser::ParseWindowDecl() {
         if (t.kind == Tok::kRParen || t.kind == Tok::kRBracket || t.kind == Tok::kRBrace) --depth;
         Next();
       }
-    } else if (Eq(key.text, "load_from_host") || Eq(key.text, "store_to_host")) {
+    } else if (TextIs(key.text, "load_from_host") || TextIs(key.text, "store_to_host")) {
       bool v = false;
       if (AtName("True")) {
         v = true;
@@ -853,7 +816,7 @@ void Parser::ParseWindowDecl() {
         Fail(Peek(), fmt::format("{}= expects True or False", Echo(key.text)));
       }
       Next();
-      (Eq(key.text, "load_from_host") ? d.load : d.store) = v;
+      (TextIs(key.text, "load_from_host") ? d.load : d.store) = v;
     } else {
       Fail(key, fmt::format("unknown window_buffer argument '{}'", Echo(key.text)));
     }
@@ -957,17 +920,17 @@ void Parser::ParseStmt() {
   if (t.kind == Tok::kIndent) Fail(t, "unexpected indent");
   const std::string_view word = t.kind == Tok::kName ? t.text : std::string_view();
   StmtPtr s;
-  if (Eq(word, "for")) {
+  if (TextIs(word, "for")) {
     s = ParseFor();
-  } else if (Eq(word, "while")) {
+  } else if (TextIs(word, "while")) {
     s = ParseWhile();
-  } else if (Eq(word, "if")) {
+  } else if (TextIs(word, "if")) {
     s = ParseIf();
-  } else if (Eq(word, "with")) {
+  } else if (TextIs(word, "with")) {
     s = ParseWith();
-  } else if (Eq(word, "elif") || Eq(word, "else")) {
+  } else if (TextIs(word, "elif") || TextIs(word, "else")) {
     Fail(t, fmt::format("'{}' without a matching 'if'", Echo(word)));
-  } else if (Eq(word, "def") || Eq(word, "class")) {
+  } else if (TextIs(word, "def") || TextIs(word, "class")) {
     Fail(t, fmt::format("nested '{}' is not supported", Echo(word)));
   } else {
     s = ParseSimpleStmt();
@@ -981,17 +944,17 @@ StmtPtr Parser::ParseSimpleStmt() {
   StmtPtr s;
   if (t.kind == Tok::kName) {
     if (AcceptPass()) return nullptr;
-    if (Eq(t.text, "import") || Eq(t.text, "from"))
+    if (TextIs(t.text, "import") || TextIs(t.text, "from"))
       Fail(t, "import statements are only allowed at module level");
-    if (Eq(t.text, "break") || Eq(t.text, "continue") || Eq(t.text, "assert") ||
-        Eq(t.text, "raise") || Eq(t.text, "try") || Eq(t.text, "global") ||
-        Eq(t.text, "nonlocal") || Eq(t.text, "del") || Eq(t.text, "async")) {
+    if (TextIs(t.text, "break") || TextIs(t.text, "continue") || TextIs(t.text, "assert") ||
+        TextIs(t.text, "raise") || TextIs(t.text, "try") || TextIs(t.text, "global") ||
+        TextIs(t.text, "nonlocal") || TextIs(t.text, "del") || TextIs(t.text, "async")) {
       FailUnsupported(t, fmt::format("the '{}' statement", t.text));
     }
     if (AtWindowDecl()) {
       Fail(t, "pl._dump.window_buffer declarations must come first in the function body");
     }
-    if (Eq(t.text, "return")) {
+    if (TextIs(t.text, "return")) {
       s = ParseReturn();
     } else if (!IsKeyword(t.text) && (At(Tok::kColon, 1) || At(Tok::kAssign, 1))) {
       s = ParseAssign();
@@ -1222,7 +1185,7 @@ StmtPtr Parser::ParseFor() {
   ExpectName("in");
   Path p = ParsePath();
   const std::optional<ForKind> for_kind =
-      p.n == 2 && Eq(p.parts[0], "pl") ? ForKindFromName(p.parts[1]) : std::nullopt;
+      p.n == 2 && TextIs(p.parts[0], "pl") ? ForKindFromName(p.parts[1]) : std::nullopt;
   if (!for_kind) {
     Fail(p.first,
          fmt::format(
@@ -1237,7 +1200,7 @@ StmtPtr Parser::ParseFor() {
   bool have_inits = false;
   Token inits_tok;
   auto keyword = [&](const Token& key) {
-    if (!Eq(key.text, "init_values")) {
+    if (!TextIs(key.text, "init_values")) {
       Fail(key, fmt::format("pl.{}: keyword argument '{}' is not supported (only init_values=)",
                             ForKindName(kind), Echo(key.text)));
     }
@@ -1330,10 +1293,10 @@ StmtPtr Parser::ParseWith() {
   ParseList(Tok::kRParen, [&] {
     Token key = ExpectIdent("a comm_domain argument");
     Expect(Tok::kAssign);
-    if (Eq(key.text, "name")) {
+    if (TextIs(key.text, "name")) {
       name = ParseStringLit("the domain name");
       have_name = true;
-    } else if (Eq(key.text, "devices")) {
+    } else if (TextIs(key.text, "devices")) {
       have_devices = true;
       if (At(Tok::kString)) {
         Token s = Next();
@@ -1351,13 +1314,13 @@ StmtPtr Parser::ParseWith() {
           devices.ids.push_back(ParseIntToken(n, neg));
         });
       }
-    } else if (Eq(key.text, "slots")) {
+    } else if (TextIs(key.text, "slots")) {
       Expect(Tok::kLBracket);
       ParseList(Tok::kRBracket, [&] {
         Token s = Peek();
         slot_names.emplace_back(ParseStringLit("a window name"), s);
       });
-    } else if (Eq(key.text, "attrs")) {
+    } else if (TextIs(key.text, "attrs")) {
       attrs = ParseStringKeyedDict(&Parser::ParseAttrValue);
     } else {
       Fail(key, fmt::format("unknown comm_domain argument '{}'", Echo(key.text)));
@@ -1378,10 +1341,10 @@ StmtPtr Parser::ParseWith() {
 // `with pl.manual_scope():`, `with pl.at(level=..., deps=[t]) as t:`: a ScopeStmt
 // keeping the callee, arguments and keyword arguments as written.
 StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
-  if (!Eq(p.parts[0], "pl") && !Eq(p.parts[0], "pld")) {
+  if (!TextIs(p.parts[0], "pl") && !TextIs(p.parts[0], "pld")) {
     Fail(p.first, fmt::format("'with {}': expected a pl.* or pld.* scope", Echo(p.Join())));
   }
-  if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
+  if (p.n >= 2 && TextIs(p.parts[1], "_dump")) {
     Fail(p.first, fmt::format("unknown pl._dump scope '{}'", Echo(p.Join())));
   }
   if (!At(Tok::kLParen))
@@ -1464,11 +1427,11 @@ void Parser::RejectAfterExpr() {
   const Token& t = Peek();
   if (t.kind == Tok::kAt) FailUnsupported(t, "the matrix multiplication operator '@'");
   if (t.kind != Tok::kName) return;
-  if (Eq(t.text, "if")) FailUnsupported(t, "a conditional expression (x if c else y)");
-  if (Eq(t.text, "for")) FailUnsupported(t, "a comprehension ([x for x in ...])");
-  if (Eq(t.text, "is")) FailUnsupported(t, "the 'is' operator");
-  if (Eq(t.text, "in")) FailUnsupported(t, "the 'in' operator");
-  if (Eq(t.text, "not") && AtName("in", 1)) FailUnsupported(t, "the 'not in' operator");
+  if (TextIs(t.text, "if")) FailUnsupported(t, "a conditional expression (x if c else y)");
+  if (TextIs(t.text, "for")) FailUnsupported(t, "a comprehension ([x for x in ...])");
+  if (TextIs(t.text, "is")) FailUnsupported(t, "the 'is' operator");
+  if (TextIs(t.text, "in")) FailUnsupported(t, "the 'in' operator");
+  if (TextIs(t.text, "not") && AtName("in", 1)) FailUnsupported(t, "the 'not in' operator");
 }
 
 void Parser::FailAtEndOfStmt() {
@@ -1504,7 +1467,7 @@ void Parser::FailUndefinedName(const Token& t) {
     if (u.kind == Tok::kRParen || u.kind == Tok::kRBracket || u.kind == Tok::kRBrace) {
       if (--depth < 0) break;
     }
-    if (depth == 0 && u.kind == Tok::kName && Eq(u.text, "for")) {
+    if (depth == 0 && u.kind == Tok::kName && TextIs(u.text, "for")) {
       FailUnsupported(u, "a comprehension ([x for x in ...])");
     }
   }
@@ -1537,8 +1500,8 @@ constexpr auto kBinaryOpOfTok = [] {
 }();
 BinaryOpAt BinaryOpOf(const Token& t) {
   if (t.kind != Tok::kName) return kBinaryOpOfTok[static_cast<size_t>(t.kind)];
-  if (Eq(t.text, "or")) return {1, BinaryOp::kOr};
-  if (Eq(t.text, "and")) return {2, BinaryOp::kAnd};
+  if (TextIs(t.text, "or")) return {1, BinaryOp::kOr};
+  if (TextIs(t.text, "and")) return {2, BinaryOp::kAnd};
   return {};
 }
 }  // namespace
@@ -1710,12 +1673,12 @@ ExprPtr Parser::ParsePrimary() {
     default:
       FailExpecting("an expression");
   }
-  if (Eq(t.text, "True") || Eq(t.text, "False")) {
+  if (TextIs(t.text, "True") || TextIs(t.text, "False")) {
     Next();
-    return Bool(Eq(t.text, "True"), SpanOf(t));
+    return Bool(TextIs(t.text, "True"), SpanOf(t));
   }
-  if (Eq(t.text, "self")) return ParsePostfix(ParseDispatch());
-  if (Eq(t.text, "pl") || Eq(t.text, "pld")) {
+  if (TextIs(t.text, "self")) return ParsePostfix(ParseDispatch());
+  if (TextIs(t.text, "pl") || TextIs(t.text, "pld")) {
     if (AtUserAlloc()) {
       Fail(t,
            "pld.alloc_window_buffer(...) must be assigned directly to a variable (the alloc is "
@@ -1735,9 +1698,9 @@ ExprPtr Parser::ParsePrimary() {
     return ParsePostfix(ParseDslCall(p));
   }
   if (IsKeyword(t.text)) {
-    if (Eq(t.text, "lambda")) FailUnsupported(t, "a lambda expression");
-    if (Eq(t.text, "None")) FailUnsupported(t, "None as a value");
-    if (Eq(t.text, "yield") || Eq(t.text, "await")) {
+    if (TextIs(t.text, "lambda")) FailUnsupported(t, "a lambda expression");
+    if (TextIs(t.text, "None")) FailUnsupported(t, "None as a value");
+    if (TextIs(t.text, "yield") || TextIs(t.text, "await")) {
       FailUnsupported(t, fmt::format("a '{}' expression", t.text));
     }
     Fail(t, fmt::format("expected an expression, got '{}'", Echo(t.text)));
@@ -1819,16 +1782,16 @@ AttrValue Parser::ParseAttrValue() {
     return neg ? -ParseFloatToken(n) : ParseFloatToken(n);
   }
   if (t.kind == Tok::kString && delim(1)) return Lexer::DecodeString(Next().text);
-  if (t.kind == Tok::kName && (Eq(t.text, "True") || Eq(t.text, "False")) && delim(1)) {
-    return Eq(Next().text, "True");
+  if (t.kind == Tok::kName && (TextIs(t.text, "True") || TextIs(t.text, "False")) && delim(1)) {
+    return TextIs(Next().text, "True");
   }
-  if (t.kind == Tok::kName && (Eq(t.text, "pl") || Eq(t.text, "pld")) && At(Tok::kDot, 1)) {
+  if (t.kind == Tok::kName && (TextIs(t.text, "pl") || TextIs(t.text, "pld")) && At(Tok::kDot, 1)) {
     // A dotted name not followed by a call: a data type or an enum value.
     int k = 1;
     while (At(Tok::kDot, k) && At(Tok::kName, k + 1) && k + 2 < Lexer::kLookahead) k += 2;
     if (delim(k)) {
       Path p = ParsePath();
-      if (p.n == 2 && Eq(p.parts[0], "pl")) {
+      if (p.n == 2 && TextIs(p.parts[0], "pl")) {
         if (auto dt = DataTypeFromName(p.parts[1])) return *dt;
       }
       return EnumAttr{p.Join()};
@@ -1875,7 +1838,7 @@ ExprPtr Parser::ParseDispatch() {
   ExprPtr device;
   const size_t base = expr_scratch_.size();
   auto keyword = [&](const Token& key) {
-    if (!Eq(key.text, "device")) {
+    if (!TextIs(key.text, "device")) {
       Fail(key,
            fmt::format(
                "unexpected keyword argument '{}' in a call of '{}' (only device= is supported)",
@@ -1920,7 +1883,7 @@ CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
 ExprPtr Parser::ParseDslCall(const Path& p) {
   const Token& at = p.first;
   Span sp = SpanOf(at);
-  if (p.n == 3 && Eq(p.parts[0], "pl") && Eq(p.parts[2], "get_byte")) {
+  if (p.n == 3 && TextIs(p.parts[0], "pl") && TextIs(p.parts[2], "get_byte")) {
     auto dt = DataTypeFromName(p.parts[1]);
     if (!dt) Fail(at, fmt::format("unknown data type 'pl.{}'", Echo(p.parts[1])));
     Expect(Tok::kLParen);
@@ -1933,7 +1896,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
     ParseCallArgs(&args, nullptr);
     if (args.size() != 2)
       Fail(at, fmt::format("{} takes 2 arguments, got {}", Echo(p.Join()), args.size()));
-    return MakeBinary(Eq(p.parts[1], "min") ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1],
+    return MakeBinary(TextIs(p.parts[1], "min") ? BinaryOp::kMin : BinaryOp::kMax, args[0], args[1],
                       at);
   }
   if (p.Is("pl", "_dump", "call")) return ParseDumpCall(at);
@@ -1955,7 +1918,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
          "pl.yield_ is only allowed as a statement directly in the body of a loop with "
          "init_values");
   }
-  if (p.n >= 2 && Eq(p.parts[1], "_dump")) {
+  if (p.n >= 2 && TextIs(p.parts[1], "_dump")) {
     Fail(at, fmt::format("unknown pl._dump form '{}'", Echo(p.Join())));
   }
   const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, nullptr);
@@ -1998,9 +1961,9 @@ ExprPtr Parser::ParseConst(const Token& at) {
     double d = ParseFloatToken(v);
     return Float(neg ? -d : d, dt, sp);
   }
-  if (!neg && v.kind == Tok::kName && (Eq(v.text, "True") || Eq(v.text, "False"))) {
+  if (!neg && v.kind == Tok::kName && (TextIs(v.text, "True") || TextIs(v.text, "False"))) {
     if (dt != DataType::kBool) Fail(v, "True/False constants must have dtype pl.BOOL");
-    return Bool(Eq(v.text, "True"), sp);
+    return Bool(TextIs(v.text, "True"), sp);
   }
   if (!neg && v.kind == Tok::kString) {
     std::string s = Lexer::DecodeString(v.text);
@@ -2057,9 +2020,9 @@ ExprPtr Parser::ParseDumpCall(const Token& at) {
     if (At(Tok::kRParen)) break;
     Token key = ExpectIdent("kwargs= or attrs=");
     Expect(Tok::kAssign);
-    if (Eq(key.text, "kwargs")) {
+    if (TextIs(key.text, "kwargs")) {
       kwargs = ParseStringKeyedDict(&Parser::ParseAttrValue);
-    } else if (Eq(key.text, "attrs")) {
+    } else if (TextIs(key.text, "attrs")) {
       attrs = ParseStringKeyedDict(&Parser::ParseExpr);
     } else {
       Fail(key, fmt::format("unknown pl._dump.call argument '{}'", Echo(key.text)));
@@ -2093,7 +2056,7 @@ DataType Parser::ExpectDType() {
   Token t = Peek();
   auto dt = ParseDTypeName();
   if (!dt) {
-    if (t.kind == Tok::kName && Eq(t.text, "pl") && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
+    if (t.kind == Tok::kName && TextIs(t.text, "pl") && At(Tok::kDot, 1) && At(Tok::kName, 2)) {
       Fail(Peek(2), fmt::format("unknown data type 'pl.{}'", Echo(Peek(2).text)));
     }
     FailExpecting("a data type such as pl.FP32");
@@ -2135,7 +2098,7 @@ ExprPtr Parser::ParseInlineDynamicDim() {
 TypePtr Parser::ParseType() {
   Token t = Peek();
   DepthGuard g(this, t);
-  if (t.kind != Tok::kName || (!Eq(t.text, "pl") && !Eq(t.text, "pld"))) {
+  if (t.kind != Tok::kName || (!TextIs(t.text, "pl") && !TextIs(t.text, "pld"))) {
     FailExpecting("a type such as pl.Tensor[[256], pl.FP32]");
   }
   if (auto dt = ParseDTypeName()) return ScalarTy(*dt);
@@ -2178,7 +2141,7 @@ TypePtr Parser::ParseType() {
     }
     Expect(Tok::kRBracket);
     if (distributed) return DistTensorTy(ExprsFrom(shape), dt, wb);
-    if (Eq(p.parts[1], "Tile")) return MakeNode<TileType>(ExprsFrom(shape), dt);
+    if (TextIs(p.parts[1], "Tile")) return MakeNode<TileType>(ExprsFrom(shape), dt);
     return TensorTy(ExprsFrom(shape), dt);
   }
   if (p.Is("pl", "Tuple")) {

@@ -17,6 +17,7 @@
 #include "ir/builder.h"
 #include "ir/dispatch.h"
 #include "ir/field_values.h"
+#include "ir/lexer.h"
 #include "ir/op_registry.h"
 #include "ir/print_prefetch.h"
 #include "ir/string_hash.h"
@@ -27,18 +28,9 @@ namespace cds::ir {
 
 namespace {
 
+// Python's keywords and the names the text format gives a meaning of its own.
 bool IsReservedName(std::string_view s) {
-  static constexpr std::string_view kWords[] = {
-      "and",    "as",    "assert", "async",  "await",  "break",   "class",    "continue",
-      "def",    "del",   "elif",   "else",   "except", "finally", "for",      "from",
-      "global", "if",    "import", "in",     "is",     "lambda",  "nonlocal", "not",
-      "or",     "pass",  "raise",  "return", "try",    "while",   "with",     "yield",
-      "True",   "False", "None",   "pl",     "pld",    "self"};
-  if (s.empty()) return false;
-  for (auto w : kWords) {
-    if (w.size() == s.size() && w[0] == s[0] && w == s) return true;
-  }
-  return false;
+  return IsKeyword(s) || TextIs(s, "pl") || TextIs(s, "pld") || TextIs(s, "self");
 }
 
 bool IsIdentChar(char c) {
@@ -1033,8 +1025,8 @@ class Printer {
       return;
     }
     if (!op->info) {
-      const bool type_ok = c.type->kind() == NodeKind::kUnknownType ||
-                           (annotated && SameType(c.type, *annotated));
+      const bool type_ok =
+          c.type->kind() == NodeKind::kUnknownType || (annotated && SameType(c.type, *annotated));
       if (kw_ok && c.attrs.empty() && type_ok && IsOpaqueSugarName(name)) {
         PrintSugarCall(name, c);
       } else {

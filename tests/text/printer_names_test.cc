@@ -2,6 +2,9 @@
 // text, even where the text mentions a variable before defining it (docs/ir.md,
 // "The printer").
 
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "ir/builder.h"
@@ -45,6 +48,37 @@ TEST(PrinterNames, FollowDefinitionsNotFirstMentions) {
       "            buf: pl.Ptr = pld.tensor.alloc_window_buffer(64)\n"
       "            buf_1: pl.Ptr = pl._dump.alloc_window_buffer(32, name=\"buf\")\n";
   EXPECT_EQ(PrintProgram(p), expected);
+}
+
+// A hint the text could not read back as a variable gets a trailing `_`: Python's
+// keywords (the 35 of Python 3.11's keyword.kwlist) and the names the text format
+// reserves for itself. A hint that only starts like one keeps its name.
+TEST(PrinterNames, ReservedHintsGetATrailingUnderscore) {
+  const std::vector<std::string> reserved = {
+      "False",   "None",     "True",     "and",    "as",   "assert", "async",  "await",
+      "break",   "class",    "continue", "def",    "del",  "elif",   "else",   "except",
+      "finally", "for",      "from",     "global", "if",   "import", "in",     "is",
+      "lambda",  "nonlocal", "not",      "or",     "pass", "raise",  "return", "try",
+      "while",   "with",     "yield",    "pl",     "pld",  "self"};
+  const std::vector<std::string> plain = {"iffy", "classes", "selfish", "pls", "pld2", "None_"};
+  std::vector<StmtPtr> body;
+  for (const auto& names : {reserved, plain}) {
+    for (const auto& name : names)
+      body.push_back(Assign(MakeVar(name, ScalarTy(DataType::kInt64)), Int(1)));
+  }
+  auto host = MakeNode<Function>("host_orch", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+                                 std::vector<TypePtr>{}, Seq(body), FunctionType::kOpaque,
+                                 Level::kHost, Role::kOrchestrator);
+  ProgramPtr p = MakeNode<Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{host});
+  EXPECT_TRUE(testing::RoundTrips(p));
+  const std::string text = PrintProgram(p);
+  for (const auto& name : reserved) {
+    EXPECT_NE(text.find("\n        " + name + "_: "), std::string::npos) << name << "\n" << text;
+    EXPECT_EQ(text.find("\n        " + name + ": "), std::string::npos) << name << "\n" << text;
+  }
+  for (const auto& name : plain) {
+    EXPECT_NE(text.find("\n        " + name + ": "), std::string::npos) << name << "\n" << text;
+  }
 }
 
 }  // namespace
