@@ -1,6 +1,7 @@
 #pragma once
 
-// Per-property case counts for the pipeline properties.
+// Per-property case counts and a shrink time budget for the RapidCheck properties
+// (tests/prop, tests/ir).
 //
 // RapidCheck has a single global RC_PARAMS for the whole binary, so a cheap
 // property and an expensive one would get the same max_success. Instead each
@@ -20,8 +21,8 @@
 // per-test timeout would then report the property without any counterexample.
 // Once the budget is spent every further candidate counts as passing, so
 // RapidCheck ends the shrink with the smallest failing case found so far. The
-// budget is one per gtest test: a test that checks a property per invalid kind
-// (23 of them) would otherwise spend it 23 times.
+// budget is one per run of a gtest test: a test that checks a property per
+// invalid kind (23 of them) would otherwise spend it 23 times.
 //
 // The reproduce string is keyed by the test id (Suite/Name[/variant]), so a
 // failure printed by one property replays only that property.
