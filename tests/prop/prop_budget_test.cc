@@ -66,20 +66,32 @@ TEST(PropBudget, OneBudgetServesTheWholeTest) {
 // Discarded cases are not failures: however long they take, the clock starts at
 // the first failing case. Had the discards started it, the budget would be spent
 // when the property first fails, and every later case would count as passing.
-TEST(PropBudget, DiscardsDoNotStartTheClock) {
+// RapidCheck discards a case two ways: RC_DISCARD (a CaseResult) and a generator
+// that gives up (rc::GenerationFailure); each is caught on its own path.
+void CheckSlowDiscardsThenFailure(void (*discard)()) {
   ASSERT_EQ(setenv("CDS_PROP_SHRINK_SECONDS", "1", 1), 0);
   int calls = 0;
   EXPECT_NONFATAL_FAILURE(
       CheckProperty(100,
-                    [&calls] {
+                    [&calls, discard] {
                       if (calls++ < 15) {
+                        // 1.5 s of discards in all
                         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-                        RC_DISCARD("slow discards, 1.5 s in all");
+                        discard();
                       }
                       RC_FAIL("every case after the discards fails");
                     }),
       "every case after the discards fails");
   unsetenv("CDS_PROP_SHRINK_SECONDS");
+}
+
+TEST(PropBudget, DiscardsDoNotStartTheClock) {
+  CheckSlowDiscardsThenFailure([] { RC_DISCARD("a slow discard"); });
+}
+
+TEST(PropBudget, GenerationFailuresDoNotStartTheClock) {
+  CheckSlowDiscardsThenFailure(
+      [] { *rc::gen::suchThat(rc::gen::just(0), [](int) { return false; }); });
 }
 
 // --gtest_repeat runs the same test again in one process: each run shrinks for the
