@@ -24,9 +24,10 @@ void BM_GenerateModel(benchmark::State& state) {
     stmts += m.num_stmts;
     benchmark::DoNotOptimize(m);
   }
-  state.counters["programs/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                    benchmark::Counter::kIsRate);
-  state.counters["stmts/program"] = static_cast<double>(stmts) / static_cast<double>(state.iterations());
+  state.counters["programs/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["stmts/program"] =
+      static_cast<double>(stmts) / static_cast<double>(state.iterations());
 }
 
 void BM_GenerateProgram(benchmark::State& state) {
@@ -36,8 +37,8 @@ void BM_GenerateProgram(benchmark::State& state) {
     cds::fuzz::GeneratedProgram p = cds::fuzz::Generate(seed++, options);
     benchmark::DoNotOptimize(p);
   }
-  state.counters["programs/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                    benchmark::Counter::kIsRate);
+  state.counters["programs/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

@@ -139,8 +139,8 @@ BigProgram BuildHostProgram(int64_t statements) {
   auto host = ir::MakeNode<Function>(
       "host_orch", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
       Seq(std::move(body)), FunctionType::kOpaque, Level::kHost, Role::kOrchestrator);
-  out.program = ir::MakeNode<Program>("Big", std::vector<VarPtr>{},
-                                          std::vector<FunctionPtr>{chip_fn, host});
+  out.program =
+      ir::MakeNode<Program>("Big", std::vector<VarPtr>{}, std::vector<FunctionPtr>{chip_fn, host});
   return out;
 }
 

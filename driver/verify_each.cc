@@ -57,9 +57,11 @@ class VerifierCheck final : public pass::PassInstrumentation {
 
 }  // namespace
 
-VerificationError::VerificationError(std::string pass_name, std::vector<verify::Diagnostic> diagnostics)
-    : std::runtime_error(fmt::format("the verifier rejected the output of pass '{}' ({} violation{})",
-                                     pass_name, diagnostics.size(), diagnostics.size() == 1 ? "" : "s")),
+VerificationError::VerificationError(std::string pass_name,
+                                     std::vector<verify::Diagnostic> diagnostics)
+    : std::runtime_error(
+          fmt::format("the verifier rejected the output of pass '{}' ({} violation{})", pass_name,
+                      diagnostics.size(), diagnostics.size() == 1 ? "" : "s")),
       pass_name_(std::move(pass_name)),
       diagnostics_(std::move(diagnostics)) {}
 

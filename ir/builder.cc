@@ -13,7 +13,8 @@ TypePtr TensorTy(NodeList<ExprPtr> shape, DataType dt) {
 }
 
 TypePtr DistTensorTy(NodeList<ExprPtr> shape, DataType dt, WindowBufferPtr wb) {
-  return MakeNode<const DistributedTensorType>(std::move(shape), dt, nullptr, nullptr, std::move(wb));
+  return MakeNode<const DistributedTensorType>(std::move(shape), dt, nullptr, nullptr,
+                                               std::move(wb));
 }
 
 std::vector<ExprPtr> Shape(std::initializer_list<int64_t> dims) {
@@ -26,9 +27,13 @@ VarPtr MakeVar(std::string name, TypePtr type, Span span) {
   return WithSpan(MakeNode<Var>(std::move(name), std::move(type)), span);
 }
 ExprPtr Int(int64_t v, DataType dt, Span span) { return WithSpan(MakeNode<ConstInt>(v, dt), span); }
-ExprPtr Float(double v, DataType dt, Span span) { return WithSpan(MakeNode<ConstFloat>(v, dt), span); }
+ExprPtr Float(double v, DataType dt, Span span) {
+  return WithSpan(MakeNode<ConstFloat>(v, dt), span);
+}
 ExprPtr Bool(bool v, Span span) { return WithSpan(MakeNode<ConstBool>(v), span); }
-ExprPtr Str(std::string v, Span span) { return WithSpan(MakeNode<ConstString>(std::move(v)), span); }
+ExprPtr Str(std::string v, Span span) {
+  return WithSpan(MakeNode<ConstString>(std::move(v)), span);
+}
 ExprPtr Tuple(NodeList<ExprPtr> elements, Span span) {
   return WithSpan(MakeNode<MakeTuple>(std::move(elements)), span);
 }
@@ -62,7 +67,8 @@ ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, Span span) {
 
 ExprPtr Unary(UnaryOp op, ExprPtr x, Span span) {
   const ScalarType* tx = ScalarOrNull(x);
-  if (!tx) throw ValueError(fmt::format("operator {} needs a scalar operand", UnaryOpName(op)), span);
+  if (!tx)
+    throw ValueError(fmt::format("operator {} needs a scalar operand", UnaryOpName(op)), span);
   TypePtr t = op == UnaryOp::kNot ? ScalarTy(DataType::kBool) : x->type;
   return WithSpan(MakeNode<UnaryExpr>(op, std::move(x), std::move(t)), span);
 }
@@ -88,20 +94,22 @@ SeqStmtsPtr Seq(NodeList<StmtPtr> stmts, Span span) {
   return WithSpan(MakeNode<SeqStmts>(std::move(stmts)), span);
 }
 StmtPtr For(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, Span span) {
-  return WithSpan(MakeNode<ForStmt>(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
-                                            std::move(body)),
+  return WithSpan(MakeNode<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
+                                    std::move(step), std::move(body)),
                   span);
 }
 StmtPtr While(ExprPtr cond, StmtPtr body, Span span) {
   return WithSpan(MakeNode<WhileStmt>(std::move(cond), std::move(body)), span);
 }
 StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body, Span span) {
-  return WithSpan(MakeNode<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)), span);
+  return WithSpan(MakeNode<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body)),
+                  span);
 }
 
 std::vector<StmtPtr> Flatten(const StmtPtr& body) {
   if (!body) return {};
-  if (body->kind() == NodeKind::kSeqStmts) return static_cast<const SeqStmts&>(*body).stmts.ToVector();
+  if (body->kind() == NodeKind::kSeqStmts)
+    return static_cast<const SeqStmts&>(*body).stmts.ToVector();
   return {body};
 }
 

@@ -36,19 +36,24 @@ DataType PromoteDataTypes(BinaryOp op, DataType a, DataType b);
 // Throws ValueError if an operand is not a scalar.
 ExprPtr Binary(BinaryOp op, ExprPtr a, ExprPtr b, Span span = {});
 ExprPtr Unary(UnaryOp op, ExprPtr x, Span span = {});
-inline ExprPtr Add(ExprPtr a, ExprPtr b) { return Binary(BinaryOp::kAdd, std::move(a), std::move(b)); }
-inline ExprPtr Mul(ExprPtr a, ExprPtr b) { return Binary(BinaryOp::kMul, std::move(a), std::move(b)); }
+inline ExprPtr Add(ExprPtr a, ExprPtr b) {
+  return Binary(BinaryOp::kAdd, std::move(a), std::move(b));
+}
+inline ExprPtr Mul(ExprPtr a, ExprPtr b) {
+  return Binary(BinaryOp::kMul, std::move(a), std::move(b));
+}
 
 // `self.callee(args..., device=device)`; result type is the callee's return type
 // (Unknown when it returns nothing or several values are not known yet).
-CallPtr MakeFunctionCall(std::string callee, NodeList<ExprPtr> args, ExprPtr device, TypePtr result_type,
-                         Span span = {});
+CallPtr MakeFunctionCall(std::string callee, NodeList<ExprPtr> args, ExprPtr device,
+                         TypePtr result_type, Span span = {});
 
 StmtPtr Assign(VarPtr var, ExprPtr value, Span span = {});
 StmtPtr Eval(ExprPtr e, Span span = {});
 StmtPtr Return(NodeList<ExprPtr> values, Span span = {});
 SeqStmtsPtr Seq(NodeList<StmtPtr> stmts, Span span = {});
-StmtPtr For(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body, Span span = {});
+StmtPtr For(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, StmtPtr body,
+            Span span = {});
 StmtPtr While(ExprPtr cond, StmtPtr body, Span span = {});
 StmtPtr If(ExprPtr cond, StmtPtr then_body, StmtPtr else_body = nullptr, Span span = {});
 

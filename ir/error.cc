@@ -46,9 +46,7 @@ std::string ir::FileNameOf(FileId id) {
   return id < t.names.size() ? *t.names[id] : "<unknown>";
 }
 
-std::string ir::Span::ToString() const {
-  return fmt::format("{}:{}:{}", FileName(), line, column);
-}
+std::string ir::Span::ToString() const { return fmt::format("{}:{}:{}", FileName(), line, column); }
 
 std::string ValueError::Format() const {
   return fmt::format("{}: error: {}", span_.ToString(),

@@ -33,7 +33,7 @@ namespace detail {
 // A broken internal invariant (a bug in this project, never in the user's input).
 // Checked in every build: a harness that silently continues past its own bug would
 // report false verdicts.
-#define CDS_CHECK(cond, msg)                                              \
-  do {                                                                    \
+#define CDS_CHECK(cond, msg)                                                   \
+  do {                                                                         \
     if (!(cond)) ::cds::detail::CheckFailed(#cond, __FILE__, __LINE__, (msg)); \
   } while (0)

@@ -1,9 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
-#include <span>
 #include <variant>
 #include <vector>
 
@@ -28,14 +28,17 @@ inline bool HasTypeKind(const ExprPtr& e, NodeKind type_kind) {
 // variables. name_hint is for printing only.
 class Var : public Expr {
  public:
-  Var(std::string name, TypePtr t) : Expr(NodeKind::kVar, std::move(t)), name_hint(std::move(name)) {}
+  Var(std::string name, TypePtr t)
+      : Expr(NodeKind::kVar, std::move(t)), name_hint(std::move(name)) {}
   std::string name_hint;
   static constexpr auto Fields() {
-    return std::make_tuple(IgnoredField("name_hint", &Var::name_hint), UsualField("type", &Var::type));
+    return std::make_tuple(IgnoredField("name_hint", &Var::name_hint),
+                           UsualField("type", &Var::type));
   }
 
  protected:
-  Var(NodeKind kind, std::string name, TypePtr t) : Expr(kind, std::move(t)), name_hint(std::move(name)) {}
+  Var(NodeKind kind, std::string name, TypePtr t)
+      : Expr(kind, std::move(t)), name_hint(std::move(name)) {}
 };
 using VarPtr = NodeRef<const Var>;
 
@@ -46,7 +49,8 @@ class IterArg final : public Var {
       : Var(NodeKind::kIterArg, std::move(name), std::move(t)), init_value(std::move(init)) {}
   ExprPtr init_value;
   static constexpr auto Fields() {
-    return std::make_tuple(IgnoredField("name_hint", &IterArg::name_hint), UsualField("type", &IterArg::type),
+    return std::make_tuple(IgnoredField("name_hint", &IterArg::name_hint),
+                           UsualField("type", &IterArg::type),
                            UsualField("init_value", &IterArg::init_value));
   }
 };
@@ -64,7 +68,8 @@ class WindowBuffer final : public Var {
   bool store_to_host;
   static constexpr auto Fields() {
     return std::make_tuple(IgnoredField("name_hint", &WindowBuffer::name_hint),
-                           UsualField("base", &WindowBuffer::base), UsualField("size", &WindowBuffer::size),
+                           UsualField("base", &WindowBuffer::base),
+                           UsualField("size", &WindowBuffer::size),
                            UsualField("load_from_host", &WindowBuffer::load_from_host),
                            UsualField("store_to_host", &WindowBuffer::store_to_host));
   }
@@ -85,7 +90,8 @@ class ConstInt final : public Expr {
   int64_t value;
   DataType dtype;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("value", &ConstInt::value), UsualField("dtype", &ConstInt::dtype));
+    return std::make_tuple(UsualField("value", &ConstInt::value),
+                           UsualField("dtype", &ConstInt::dtype));
   }
 };
 
@@ -95,7 +101,8 @@ class ConstFloat final : public Expr {
   double value;
   DataType dtype;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("value", &ConstFloat::value), UsualField("dtype", &ConstFloat::dtype));
+    return std::make_tuple(UsualField("value", &ConstFloat::value),
+                           UsualField("dtype", &ConstFloat::dtype));
   }
 };
 
@@ -111,12 +118,30 @@ class ConstString final : public Expr {
  public:
   explicit ConstString(std::string v);
   std::string value;
-  static constexpr auto Fields() { return std::make_tuple(UsualField("value", &ConstString::value)); }
+  static constexpr auto Fields() {
+    return std::make_tuple(UsualField("value", &ConstString::value));
+  }
 };
 
 // Comparisons and logic (the operators that give BOOL) come last, from kEq on.
-enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kFloorDiv, kFloorMod, kDiv, kMin, kMax,
-                                kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr };
+enum class BinaryOp : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kFloorDiv,
+  kFloorMod,
+  kDiv,
+  kMin,
+  kMax,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kAnd,
+  kOr
+};
 enum class UnaryOp : uint8_t { kNot, kNeg };
 std::string_view BinaryOpName(BinaryOp op);  // "Add", ...
 std::string_view UnaryOpName(UnaryOp op);
@@ -129,7 +154,8 @@ class BinaryExpr final : public Expr {
   ExprPtr lhs, rhs;
   static constexpr auto Fields() {
     return std::make_tuple(UsualField("op", &BinaryExpr::op), UsualField("lhs", &BinaryExpr::lhs),
-                           UsualField("rhs", &BinaryExpr::rhs), UsualField("type", &BinaryExpr::type));
+                           UsualField("rhs", &BinaryExpr::rhs),
+                           UsualField("type", &BinaryExpr::type));
   }
 };
 
@@ -140,7 +166,8 @@ class UnaryExpr final : public Expr {
   UnaryOp op;
   ExprPtr operand;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("op", &UnaryExpr::op), UsualField("operand", &UnaryExpr::operand),
+    return std::make_tuple(UsualField("op", &UnaryExpr::op),
+                           UsualField("operand", &UnaryExpr::operand),
                            UsualField("type", &UnaryExpr::type));
   }
 };
@@ -167,7 +194,8 @@ class TupleGetItem final : public Expr {
   ExprPtr tuple;
   int64_t index;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("tuple", &TupleGetItem::tuple), UsualField("index", &TupleGetItem::index),
+    return std::make_tuple(UsualField("tuple", &TupleGetItem::tuple),
+                           UsualField("index", &TupleGetItem::index),
                            UsualField("type", &TupleGetItem::type));
   }
 };
@@ -191,7 +219,8 @@ class Subscript final : public Expr {
   ExprPtr value;
   NodeList<ExprPtr> indices;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("value", &Subscript::value), UsualField("indices", &Subscript::indices),
+    return std::make_tuple(UsualField("value", &Subscript::value),
+                           UsualField("indices", &Subscript::indices),
                            UsualField("type", &Subscript::type));
   }
 };
@@ -231,7 +260,10 @@ using OpPtr = NodeRef<const Op>;
 class Call final : public Expr {
  public:
   Call(NodePtr o, NodeList<ExprPtr> a, Kwargs kw, ExprAttrs at, TypePtr t)
-      : Expr(NodeKind::kCall, std::move(t)), op(std::move(o)), args(std::move(a)), kwargs(std::move(kw)),
+      : Expr(NodeKind::kCall, std::move(t)),
+        op(std::move(o)),
+        args(std::move(a)),
+        kwargs(std::move(kw)),
         attrs(std::move(at)) {}
   NodePtr op;  // Op or GlobalVar
   NodeList<ExprPtr> args;

@@ -8,8 +8,29 @@
 
 namespace cds::ir {
 
-enum class FunctionType : uint8_t { kOpaque, kOrchestration, kInCore, kAIC, kAIV, kGroup, kSpmd, kInline, kGraph };
-enum class Level : uint8_t { kAIV, kAIC, kCoreGroup, kChipDie, kChip, kHost, kCluster0, kCluster1, kCluster2, kGlobal };
+enum class FunctionType : uint8_t {
+  kOpaque,
+  kOrchestration,
+  kInCore,
+  kAIC,
+  kAIV,
+  kGroup,
+  kSpmd,
+  kInline,
+  kGraph
+};
+enum class Level : uint8_t {
+  kAIV,
+  kAIC,
+  kCoreGroup,
+  kChipDie,
+  kChip,
+  kHost,
+  kCluster0,
+  kCluster1,
+  kCluster2,
+  kGlobal
+};
 enum class Role : uint8_t { kOrchestrator, kSubWorker };
 enum class ParamDirection : uint8_t { kIn, kOut, kInOut };
 
@@ -23,9 +44,17 @@ std::optional<Role> RoleFromName(std::string_view s);
 class Function final : public Node {
  public:
   Function(std::string n, NodeList<VarPtr> p, NodeList<ParamDirection> d, NodeList<TypePtr> r,
-           StmtPtr b, FunctionType t, std::optional<Level> l = std::nullopt, std::optional<Role> ro = std::nullopt)
-      : Node(NodeKind::kFunction), name(std::move(n)), params(std::move(p)), param_directions(std::move(d)),
-        return_types(std::move(r)), body(std::move(b)), func_type(t), level(l), role(ro) {}
+           StmtPtr b, FunctionType t, std::optional<Level> l = std::nullopt,
+           std::optional<Role> ro = std::nullopt)
+      : Node(NodeKind::kFunction),
+        name(std::move(n)),
+        params(std::move(p)),
+        param_directions(std::move(d)),
+        return_types(std::move(r)),
+        body(std::move(b)),
+        func_type(t),
+        level(l),
+        role(ro) {}
   std::string name;
   NodeList<VarPtr> params;
   NodeList<ParamDirection> param_directions;  // one per param
@@ -60,7 +89,8 @@ class Program final : public Node {
   std::vector<VarPtr> dynamic_dims;  // module-level `NR = pl.dynamic("NR")`
   std::vector<FunctionPtr> functions;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("name", &Program::name), DefField("dynamic_dims", &Program::dynamic_dims),
+    return std::make_tuple(UsualField("name", &Program::name),
+                           DefField("dynamic_dims", &Program::dynamic_dims),
                            UsualField("functions", &Program::functions));
   }
   FunctionPtr FindFunction(std::string_view fname) const;

@@ -120,8 +120,12 @@ constexpr std::array<Tok, 256> kOneCharTok = [] {
   t['%'] = Tok::kPercent;
   return t;
 }();
-inline bool IsOpenBracket(Tok k) { return k == Tok::kLParen || k == Tok::kLBracket || k == Tok::kLBrace; }
-inline bool IsCloseBracket(Tok k) { return k == Tok::kRParen || k == Tok::kRBracket || k == Tok::kRBrace; }
+inline bool IsOpenBracket(Tok k) {
+  return k == Tok::kLParen || k == Tok::kLBracket || k == Tok::kLBrace;
+}
+inline bool IsCloseBracket(Tok k) {
+  return k == Tok::kRParen || k == Tok::kRBracket || k == Tok::kRBrace;
+}
 }  // namespace
 
 // At the start of a logical line: skips blank and comment-only lines, then
@@ -252,7 +256,8 @@ void Lexer::Lex(Token& out) {
     size_t p = pos_;
     while (p < size && data[p] == ' ') ++p;
     pos_ = p;
-    if (p < size && LexCommon(out, p)) [[likely]] return;
+    if (p < size && LexCommon(out, p)) [[likely]]
+      return;
   }
   LexRest(out);
 }

@@ -70,8 +70,7 @@ struct LexerLimits {
 
 class Lexer {
  public:
-  Lexer(std::string_view source, FileId file, int line_offset,
-        LexerLimits limits);
+  Lexer(std::string_view source, FileId file, int line_offset, LexerLimits limits);
 
   // k < kLookahead tokens of lookahead.
   static constexpr int kLookahead = 8;  // a power of two
@@ -163,7 +162,7 @@ class Lexer {
   int paren_depth_ = 0;
   int pending_dedents_ = 0;
   bool at_line_start_ = true;
-  bool line_has_token_ = false;  // a NEWLINE is due before the next line / EOF
+  bool line_has_token_ = false;                 // a NEWLINE is due before the next line / EOF
   absl::InlinedVector<int32_t, 8> indents_{0};  // in place: parsers copy lexers to re-read
 
   std::array<Token, kLookahead> buf_{};

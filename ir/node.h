@@ -13,22 +13,22 @@
 #include <cstdint>
 #include <memory>
 #include <new>
-#include <type_traits>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 
 #include "ir/node_arena.h"
 #include "ir/span.h"
 
 namespace cds::ir {
 
-#define CDS_TYPE_NODES(X) \
-  X(ScalarType)           \
-  X(PtrType)              \
-  X(TensorType)           \
+#define CDS_TYPE_NODES(X)  \
+  X(ScalarType)            \
+  X(PtrType)               \
+  X(TensorType)            \
   X(DistributedTensorType) \
-  X(TileType)             \
-  X(TupleType)            \
+  X(TileType)              \
+  X(TupleType)             \
   X(UnknownType)
 
 // Var-like nodes (definitions compared through a bijective mapping) come first.
@@ -52,18 +52,18 @@ namespace cds::ir {
   X(Subscript)             \
   X(Call)
 
-#define CDS_STMT_NODES(X)  \
-  X(AssignStmt)            \
-  X(UnpackAssignStmt)      \
-  X(SubscriptAssignStmt)   \
-  X(EvalStmt)              \
-  X(ReturnStmt)            \
-  X(YieldStmt)             \
-  X(SeqStmts)              \
-  X(ForStmt)               \
-  X(WhileStmt)             \
-  X(IfStmt)                \
-  X(CommDomainScopeStmt)   \
+#define CDS_STMT_NODES(X) \
+  X(AssignStmt)           \
+  X(UnpackAssignStmt)     \
+  X(SubscriptAssignStmt)  \
+  X(EvalStmt)             \
+  X(ReturnStmt)           \
+  X(YieldStmt)            \
+  X(SeqStmts)             \
+  X(ForStmt)              \
+  X(WhileStmt)            \
+  X(IfStmt)               \
+  X(CommDomainScopeStmt)  \
   X(ScopeStmt)
 
 #define CDS_OTHER_NODES(X) \
@@ -81,10 +81,16 @@ enum class NodeKind : uint8_t {
 
 std::string_view NodeKindName(NodeKind kind);
 
-inline bool IsTypeKind(NodeKind k) { return k >= NodeKind::kScalarType && k <= NodeKind::kUnknownType; }
+inline bool IsTypeKind(NodeKind k) {
+  return k >= NodeKind::kScalarType && k <= NodeKind::kUnknownType;
+}
 inline bool IsExprKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeKind::kCall; }
-inline bool IsStmtKind(NodeKind k) { return k >= NodeKind::kAssignStmt && k <= NodeKind::kScopeStmt; }
-inline bool IsVarLikeKind(NodeKind k) { return k >= NodeKind::kVar && k <= NodeKind::kWindowBuffer; }
+inline bool IsStmtKind(NodeKind k) {
+  return k >= NodeKind::kAssignStmt && k <= NodeKind::kScopeStmt;
+}
+inline bool IsVarLikeKind(NodeKind k) {
+  return k >= NodeKind::kVar && k <= NodeKind::kWindowBuffer;
+}
 
 // Immutable after construction by convention: nodes are shared through
 // NodeRef<const T>; a pass builds new nodes and reuses untouched subtrees.
@@ -212,7 +218,9 @@ void ForEachField(T& node, F&& f) {
 template <typename T, typename F>
 bool ForEachFieldPair(const T& lhs, const T& rhs, F&& f) {
   return std::apply(
-      [&](const auto&... fd) { return (f(fd.name, lhs.*(fd.member), rhs.*(fd.member), fd.role) && ...); },
+      [&](const auto&... fd) {
+        return (f(fd.name, lhs.*(fd.member), rhs.*(fd.member), fd.role) && ...);
+      },
       T::Fields());
 }
 

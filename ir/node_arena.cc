@@ -55,8 +55,8 @@ void Unmap(ChunkHeader* chunk, size_t) noexcept {
 // the kernel has them (a chunk is aligned to 2 MiB: one fault, one page-table entry
 // and one TLB entry instead of 512) and faulted in with one call instead of one trap
 // per page as nodes are bumped into it (on a paravirtualized guest a trap costs
-// several microseconds). The first chunk is left alone, so a small program (a lit test, a fuzz input) does not
-// pay for chunk pages it never touches.
+// several microseconds). The first chunk is left alone, so a small program (a lit test, a fuzz
+// input) does not pay for chunk pages it never touches.
 constexpr size_t kPopulateAfterBytes = kChunkBytes;
 std::atomic<size_t> mapped_total{0};
 

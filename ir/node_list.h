@@ -130,7 +130,9 @@ class NodeList {
   }
   T* insert(const T* pos, T v) {
     const size_t at = static_cast<size_t>(pos - data_);
-    Edit([&](std::vector<T>& vec) { vec.insert(vec.begin() + static_cast<ptrdiff_t>(at), std::move(v)); });
+    Edit([&](std::vector<T>& vec) {
+      vec.insert(vec.begin() + static_cast<ptrdiff_t>(at), std::move(v));
+    });
     return data_ + at;
   }
   T* erase(const T* pos) { return erase(pos, pos + 1); }

@@ -94,7 +94,9 @@ class NodeRef {
   // the upcast cannot be a static_cast. Node is the first and only base of every
   // node class and none has virtual functions, so the Node is at the object's
   // address; MakeNode checks this for each class it makes.
-  static const Node* AsNode(T* p) noexcept { return static_cast<const Node*>(static_cast<const void*>(p)); }
+  static const Node* AsNode(T* p) noexcept {
+    return static_cast<const Node*>(static_cast<const void*>(p));
+  }
 
   T* p_ = nullptr;
 };

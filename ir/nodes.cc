@@ -23,10 +23,10 @@ std::string_view NodeKindName(NodeKind kind) {
 void DestroyNode(const Node* node) noexcept {
   size_t bytes = 0;
   switch (node->kind()) {
-#define CDS_DESTROY_ENTRY(N)            \
-  case NodeKind::k##N:                  \
+#define CDS_DESTROY_ENTRY(N)           \
+  case NodeKind::k##N:                 \
     static_cast<const N*>(node)->~N(); \
-    bytes = sizeof(N);                  \
+    bytes = sizeof(N);                 \
     break;
     CDS_ALL_NODES(CDS_DESTROY_ENTRY)
 #undef CDS_DESTROY_ENTRY
@@ -56,14 +56,22 @@ TypePtr ScalarType::Get(DataType dt) {
 }
 
 WindowBuffer::WindowBuffer(VarPtr b, ExprPtr sz, bool load, bool store)
-    : Var(NodeKind::kWindowBuffer, b ? b->name_hint : std::string(), PtrType::Get()), base(std::move(b)),
-      size(std::move(sz)), load_from_host(load), store_to_host(store) {}
+    : Var(NodeKind::kWindowBuffer, b ? b->name_hint : std::string(), PtrType::Get()),
+      base(std::move(b)),
+      size(std::move(sz)),
+      load_from_host(load),
+      store_to_host(store) {}
 
-GlobalVar::GlobalVar(std::string n) : Expr(NodeKind::kGlobalVar, UnknownType::Get()), name(std::move(n)) {}
-ConstInt::ConstInt(int64_t v, DataType dt) : Expr(NodeKind::kConstInt, ScalarType::Get(dt)), value(v), dtype(dt) {}
-ConstFloat::ConstFloat(double v, DataType dt) : Expr(NodeKind::kConstFloat, ScalarType::Get(dt)), value(v), dtype(dt) {}
-ConstBool::ConstBool(bool v) : Expr(NodeKind::kConstBool, ScalarType::Get(DataType::kBool)), value(v) {}
-ConstString::ConstString(std::string v) : Expr(NodeKind::kConstString, UnknownType::Get()), value(std::move(v)) {}
+GlobalVar::GlobalVar(std::string n)
+    : Expr(NodeKind::kGlobalVar, UnknownType::Get()), name(std::move(n)) {}
+ConstInt::ConstInt(int64_t v, DataType dt)
+    : Expr(NodeKind::kConstInt, ScalarType::Get(dt)), value(v), dtype(dt) {}
+ConstFloat::ConstFloat(double v, DataType dt)
+    : Expr(NodeKind::kConstFloat, ScalarType::Get(dt)), value(v), dtype(dt) {}
+ConstBool::ConstBool(bool v)
+    : Expr(NodeKind::kConstBool, ScalarType::Get(DataType::kBool)), value(v) {}
+ConstString::ConstString(std::string v)
+    : Expr(NodeKind::kConstString, UnknownType::Get()), value(std::move(v)) {}
 
 static TypePtr TupleTypeOf(std::span<const ExprPtr> elements) {
   // Straight into the TupleType's list: a temporary vector here was one heap
@@ -77,7 +85,10 @@ MakeTuple::MakeTuple(NodeList<ExprPtr> e, bool paren)
     : Expr(NodeKind::kMakeTuple, TupleTypeOf(e)), elements(std::move(e)), parenthesized(paren) {}
 
 Slice::Slice(ExprPtr a, ExprPtr b, ExprPtr c)
-    : Expr(NodeKind::kSlice, UnknownType::Get()), start(std::move(a)), stop(std::move(b)), step(std::move(c)) {}
+    : Expr(NodeKind::kSlice, UnknownType::Get()),
+      start(std::move(a)),
+      stop(std::move(b)),
+      step(std::move(c)) {}
 
 namespace {
 
@@ -162,7 +173,10 @@ std::string_view RoleName(Role r) { return NameIn(kRoleNames, r); }
 std::optional<Role> RoleFromName(std::string_view s) { return ValueIn<Role>(kRoleNames, s); }
 
 Program::Program(std::string n, std::vector<VarPtr> dyn, std::vector<FunctionPtr> fns)
-    : Node(NodeKind::kProgram), name(std::move(n)), dynamic_dims(std::move(dyn)), functions(std::move(fns)) {
+    : Node(NodeKind::kProgram),
+      name(std::move(n)),
+      dynamic_dims(std::move(dyn)),
+      functions(std::move(fns)) {
   std::stable_sort(functions.begin(), functions.end(),
                    [](const FunctionPtr& a, const FunctionPtr& b) { return a->name < b->name; });
 }

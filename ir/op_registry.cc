@@ -90,17 +90,20 @@ const MakeTuple* RequireShape(std::string_view op, const ExprPtr& e, const Span&
   }
   const auto* shape = static_cast<const MakeTuple*>(e.get());
   for (const auto& d : shape->elements) {
-    if (!d || d->type->kind() != NodeKind::kScalarType || !IsInteger(static_cast<const ScalarType&>(*d->type).dtype)) {
+    if (!d || d->type->kind() != NodeKind::kScalarType ||
+        !IsInteger(static_cast<const ScalarType&>(*d->type).dtype)) {
       throw ValueError(fmt::format("{}: shape dimensions must be integer scalars", op), span);
     }
   }
   return shape;
 }
 
-void RequireEnumKwarg(std::string_view op, std::span<const Kwarg> kwargs, const char* name, const Span& span) {
+void RequireEnumKwarg(std::string_view op, std::span<const Kwarg> kwargs, const char* name,
+                      const Span& span) {
   const AttrValue* v = FindKwarg(kwargs, name);
   if (v && !std::holds_alternative<EnumAttr>(*v)) {
-    throw ValueError(fmt::format("{}: {}= must be an enum value such as pld.ReduceOp.Sum", op, name), span);
+    throw ValueError(
+        fmt::format("{}: {}= must be an enum value such as pld.ReduceOp.Sum", op, name), span);
   }
 }
 
@@ -243,8 +246,8 @@ OpPtr OpRegistry::GetOp(std::string_view name) const {
 
 namespace {
 
-TypePtr CheckAndDeduce(const OpInfo& info, std::span<const ExprPtr> args, std::span<const Kwarg> kwargs,
-                       const Span& span) {
+TypePtr CheckAndDeduce(const OpInfo& info, std::span<const ExprPtr> args,
+                       std::span<const Kwarg> kwargs, const Span& span) {
   const int n = static_cast<int>(args.size());
   if (n < info.min_args || n > info.max_args) {
     std::string expected = info.min_args == info.max_args
@@ -259,15 +262,19 @@ TypePtr CheckAndDeduce(const OpInfo& info, std::span<const ExprPtr> args, std::s
   }
   for (size_t i = 0; i < kwargs.size(); ++i) {
     const std::string& k = kwargs[i].first;
-    if (std::find(info.allowed_kwargs.begin(), info.allowed_kwargs.end(), k) == info.allowed_kwargs.end()) {
-      throw ValueError(fmt::format("{} got an unexpected keyword argument '{}'", info.name, k), span);
+    if (std::find(info.allowed_kwargs.begin(), info.allowed_kwargs.end(), k) ==
+        info.allowed_kwargs.end()) {
+      throw ValueError(fmt::format("{} got an unexpected keyword argument '{}'", info.name, k),
+                       span);
     }
     for (size_t j = 0; j < i; ++j) {
-      if (kwargs[j].first == k) throw ValueError(fmt::format("{}: keyword argument '{}' repeated", info.name, k), span);
+      if (kwargs[j].first == k)
+        throw ValueError(fmt::format("{}: keyword argument '{}' repeated", info.name, k), span);
     }
   }
   for (const auto& k : info.required_kwargs) {
-    if (!FindKwarg(kwargs, k)) throw ValueError(fmt::format("{} requires keyword argument '{}='", info.name, k), span);
+    if (!FindKwarg(kwargs, k))
+      throw ValueError(fmt::format("{} requires keyword argument '{}='", info.name, k), span);
   }
   return info.deduce(info.name, args, kwargs, span);
 }

@@ -1,8 +1,7 @@
 #pragma once
 
-#include <span>
-
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,7 +58,8 @@ class OpRegistry {
 
 // Builds a call of a registered op: checks arity, unknown and missing kwargs and
 // argument types, and deduces the result type. Throws ValueError at `span`.
-CallPtr MakeOpCall(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs = {}, Span span = {});
+CallPtr MakeOpCall(std::string_view op_name, NodeList<ExprPtr> args, Kwargs kwargs = {},
+                   Span span = {});
 
 // Same checks, but keeps `result_type` as recorded (pl._dump.call and the pass's
 // re-minted calls), and takes the call's attrs.

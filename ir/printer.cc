@@ -1142,8 +1142,7 @@ std::string PrintProgram(const ProgramPtr& program, size_t expected_bytes) {
 std::string PrintNode(const NodePtr& node) {
   if (!node) return "<null>";
   Printer p(nullptr);
-  if (node->kind() == NodeKind::kProgram)
-    return PrintProgram(PtrCast<const Program>(node));
+  if (node->kind() == NodeKind::kProgram) return PrintProgram(PtrCast<const Program>(node));
   if (node->kind() == NodeKind::kFunction) {
     p.PrintFunction(static_cast<const Function&>(*node));
   } else if (IsStmtKind(node->kind())) {

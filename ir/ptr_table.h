@@ -54,7 +54,8 @@ class PtrTable {
   size_t Slot(const void* key) const {
     // Nodes are at least 16 bytes apart (their header alone takes 16), so
     // dropping the low four bits never merges two keys.
-    return static_cast<size_t>(((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull) >> shift_);
+    return static_cast<size_t>(((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull) >>
+                               shift_);
   }
   void Rehash(size_t cap) {
     std::vector<Entry> old = std::move(slots_);

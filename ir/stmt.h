@@ -17,11 +17,13 @@ using StmtPtr = NodeRef<const Stmt>;
 
 class AssignStmt final : public Stmt {
  public:
-  AssignStmt(VarPtr v, ExprPtr e) : Stmt(NodeKind::kAssignStmt), var(std::move(v)), value(std::move(e)) {}
+  AssignStmt(VarPtr v, ExprPtr e)
+      : Stmt(NodeKind::kAssignStmt), var(std::move(v)), value(std::move(e)) {}
   VarPtr var;
   ExprPtr value;
   static constexpr auto Fields() {
-    return std::make_tuple(DefField("var", &AssignStmt::var), UsualField("value", &AssignStmt::value));
+    return std::make_tuple(DefField("var", &AssignStmt::var),
+                           UsualField("value", &AssignStmt::value));
   }
 };
 
@@ -33,7 +35,8 @@ class UnpackAssignStmt final : public Stmt {
   NodeList<VarPtr> vars;
   ExprPtr value;
   static constexpr auto Fields() {
-    return std::make_tuple(DefField("vars", &UnpackAssignStmt::vars), UsualField("value", &UnpackAssignStmt::value));
+    return std::make_tuple(DefField("vars", &UnpackAssignStmt::vars),
+                           UsualField("value", &UnpackAssignStmt::value));
   }
 };
 
@@ -61,7 +64,9 @@ class ReturnStmt final : public Stmt {
  public:
   explicit ReturnStmt(NodeList<ExprPtr> v) : Stmt(NodeKind::kReturnStmt), values(std::move(v)) {}
   NodeList<ExprPtr> values;
-  static constexpr auto Fields() { return std::make_tuple(UsualField("values", &ReturnStmt::values)); }
+  static constexpr auto Fields() {
+    return std::make_tuple(UsualField("values", &ReturnStmt::values));
+  }
 };
 
 // `pl.yield_(a, b)` at the end of a loop body with init_values.
@@ -69,7 +74,9 @@ class YieldStmt final : public Stmt {
  public:
   explicit YieldStmt(NodeList<ExprPtr> v) : Stmt(NodeKind::kYieldStmt), values(std::move(v)) {}
   NodeList<ExprPtr> values;
-  static constexpr auto Fields() { return std::make_tuple(UsualField("values", &YieldStmt::values)); }
+  static constexpr auto Fields() {
+    return std::make_tuple(UsualField("values", &YieldStmt::values));
+  }
 };
 
 class SeqStmts final : public Stmt {
@@ -91,8 +98,13 @@ std::optional<ForKind> ForKindFromName(std::string_view s);
 class ForStmt final : public Stmt {
  public:
   ForStmt(VarPtr lv, ExprPtr a, ExprPtr b, ExprPtr c, StmtPtr bd, ForKind k = ForKind::kRange)
-      : Stmt(NodeKind::kForStmt), loop_var(std::move(lv)), start(std::move(a)), stop(std::move(b)),
-        step(std::move(c)), body(std::move(bd)), kind(k) {}
+      : Stmt(NodeKind::kForStmt),
+        loop_var(std::move(lv)),
+        start(std::move(a)),
+        stop(std::move(b)),
+        step(std::move(c)),
+        body(std::move(bd)),
+        kind(k) {}
   VarPtr loop_var;
   ExprPtr start, stop, step;
   NodeList<IterArgPtr> iter_args;
@@ -100,32 +112,39 @@ class ForStmt final : public Stmt {
   StmtPtr body;
   ForKind kind;
   static constexpr auto Fields() {
-    return std::make_tuple(DefField("loop_var", &ForStmt::loop_var), UsualField("start", &ForStmt::start),
-                           UsualField("stop", &ForStmt::stop), UsualField("step", &ForStmt::step),
-                           UsualField("kind", &ForStmt::kind), DefField("iter_args", &ForStmt::iter_args),
-                           UsualField("body", &ForStmt::body), DefField("return_vars", &ForStmt::return_vars));
+    return std::make_tuple(
+        DefField("loop_var", &ForStmt::loop_var), UsualField("start", &ForStmt::start),
+        UsualField("stop", &ForStmt::stop), UsualField("step", &ForStmt::step),
+        UsualField("kind", &ForStmt::kind), DefField("iter_args", &ForStmt::iter_args),
+        UsualField("body", &ForStmt::body), DefField("return_vars", &ForStmt::return_vars));
   }
 };
 
 class WhileStmt final : public Stmt {
  public:
-  WhileStmt(ExprPtr c, StmtPtr b) : Stmt(NodeKind::kWhileStmt), cond(std::move(c)), body(std::move(b)) {}
+  WhileStmt(ExprPtr c, StmtPtr b)
+      : Stmt(NodeKind::kWhileStmt), cond(std::move(c)), body(std::move(b)) {}
   ExprPtr cond;
   StmtPtr body;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("cond", &WhileStmt::cond), UsualField("body", &WhileStmt::body));
+    return std::make_tuple(UsualField("cond", &WhileStmt::cond),
+                           UsualField("body", &WhileStmt::body));
   }
 };
 
 class IfStmt final : public Stmt {
  public:
   IfStmt(ExprPtr c, StmtPtr t, StmtPtr e)
-      : Stmt(NodeKind::kIfStmt), cond(std::move(c)), then_body(std::move(t)), else_body(std::move(e)) {}
+      : Stmt(NodeKind::kIfStmt),
+        cond(std::move(c)),
+        then_body(std::move(t)),
+        else_body(std::move(e)) {}
   ExprPtr cond;
   StmtPtr then_body;
   StmtPtr else_body;  // optional
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("cond", &IfStmt::cond), UsualField("then_body", &IfStmt::then_body),
+    return std::make_tuple(UsualField("cond", &IfStmt::cond),
+                           UsualField("then_body", &IfStmt::then_body),
                            UsualField("else_body", &IfStmt::else_body));
   }
 };
@@ -146,8 +165,12 @@ struct DeviceSet {
 class CommDomainScopeStmt final : public Stmt {
  public:
   CommDomainScopeStmt(std::string n, DeviceSet d, NodeList<WindowBufferPtr> s, Kwargs a, StmtPtr b)
-      : Stmt(NodeKind::kCommDomainScopeStmt), name_hint(std::move(n)), devices(std::move(d)),
-        slots(std::move(s)), attrs(std::move(a)), body(std::move(b)) {}
+      : Stmt(NodeKind::kCommDomainScopeStmt),
+        name_hint(std::move(n)),
+        devices(std::move(d)),
+        slots(std::move(s)),
+        attrs(std::move(a)),
+        body(std::move(b)) {}
   std::string name_hint;
   DeviceSet devices;
   NodeList<WindowBufferPtr> slots;
@@ -167,17 +190,22 @@ using CommDomainScopeStmtPtr = NodeRef<const CommDomainScopeStmt>;
 class ScopeStmt final : public Stmt {
  public:
   ScopeStmt(std::string k, NodeList<ExprPtr> a, Kwargs kw, VarPtr v, StmtPtr b)
-      : Stmt(NodeKind::kScopeStmt), kind_name(std::move(k)), args(std::move(a)), kwargs(std::move(kw)),
-        as_var(std::move(v)), body(std::move(b)) {}
+      : Stmt(NodeKind::kScopeStmt),
+        kind_name(std::move(k)),
+        args(std::move(a)),
+        kwargs(std::move(kw)),
+        as_var(std::move(v)),
+        body(std::move(b)) {}
   std::string kind_name;  // the callee as written: "pl.at"
   NodeList<ExprPtr> args;
   Kwargs kwargs;
   VarPtr as_var;  // optional
   StmtPtr body;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("kind_name", &ScopeStmt::kind_name), UsualField("args", &ScopeStmt::args),
-                           UsualField("kwargs", &ScopeStmt::kwargs), DefField("as_var", &ScopeStmt::as_var),
-                           UsualField("body", &ScopeStmt::body));
+    return std::make_tuple(
+        UsualField("kind_name", &ScopeStmt::kind_name), UsualField("args", &ScopeStmt::args),
+        UsualField("kwargs", &ScopeStmt::kwargs), DefField("as_var", &ScopeStmt::as_var),
+        UsualField("body", &ScopeStmt::body));
   }
 };
 

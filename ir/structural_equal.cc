@@ -84,8 +84,9 @@ class EqualChecker {
     if (mapped_a != nullptr && *mapped_a == b.get()) return true;
     if (mapped_a != nullptr || rhs_to_lhs_.Find(b.get()) != nullptr) {
       if constexpr (!kPath) return false;
-      return Fail(fmt::format("{} '{}' does not correspond to '{}' (mapped elsewhere)", NodeKindName(a->kind()),
-                              static_cast<const Var&>(*a).name_hint, static_cast<const Var&>(*b).name_hint));
+      return Fail(fmt::format("{} '{}' does not correspond to '{}' (mapped elsewhere)",
+                              NodeKindName(a->kind()), static_cast<const Var&>(*a).name_hint,
+                              static_cast<const Var&>(*b).name_hint));
     }
     lhs_to_rhs_.Set(a.get(), b.get());
     rhs_to_lhs_.Set(b.get(), a.get());
@@ -96,20 +97,21 @@ class EqualChecker {
     return DispatchNode(a, [&](const auto& na) {
       using T = std::decay_t<decltype(na)>;
       const T& nb = static_cast<const T&>(b);
-      return ForEachFieldPair(na, nb, [&](std::string_view name, const auto& x, const auto& y, FieldRole role) {
-        if (role == FieldRole::kIgnored) return true;
-        if constexpr (std::is_same_v<T, DistributedTensorType>) {
-          if (options_.ignore_window_buffers && name == "window_buffer") return true;
-        }
-        if constexpr (!kPath) {
-          return Value(x, y, std::string_view(), name);
-        } else {
-          path_.push_back({PathSegment::kField, name, 0});
-          bool ok = Value(x, y, NodeKindName(a.kind()), name);
-          path_.pop_back();
-          return ok;
-        }
-      });
+      return ForEachFieldPair(
+          na, nb, [&](std::string_view name, const auto& x, const auto& y, FieldRole role) {
+            if (role == FieldRole::kIgnored) return true;
+            if constexpr (std::is_same_v<T, DistributedTensorType>) {
+              if (options_.ignore_window_buffers && name == "window_buffer") return true;
+            }
+            if constexpr (!kPath) {
+              return Value(x, y, std::string_view(), name);
+            } else {
+              path_.push_back({PathSegment::kField, name, 0});
+              bool ok = Value(x, y, NodeKindName(a.kind()), name);
+              path_.pop_back();
+              return ok;
+            }
+          });
     });
   }
 
@@ -133,16 +135,19 @@ class EqualChecker {
       }
       return true;
     } else if constexpr (detail::IsOptional<T>::value) {
-      if (x.has_value() != y.has_value()) return Fail(fmt::format("{}.{}: present vs absent", owner, field));
+      if (x.has_value() != y.has_value())
+        return Fail(fmt::format("{}.{}: present vs absent", owner, field));
       return !x.has_value() || Value(*x, *y, owner, field);
     } else if constexpr (detail::IsPair<T>::value) {
-      if (x.first != y.first) return Fail(fmt::format("{}.{}: key '{}' vs '{}'", owner, field, x.first, y.first));
+      if (x.first != y.first)
+        return Fail(fmt::format("{}.{}: key '{}' vs '{}'", owner, field, x.first, y.first));
       return Value(x.second, y.second, owner, field);
     } else if constexpr (std::is_same_v<T, AttrValue>) {
       if (x.index() != y.index()) {
         return Fail(fmt::format("{}.{}: {} vs {}", owner, field, ValueText(x), ValueText(y)));
       }
-      if (std::holds_alternative<ExprPtr>(x)) return Nodes(std::get<ExprPtr>(x), std::get<ExprPtr>(y));
+      if (std::holds_alternative<ExprPtr>(x))
+        return Nodes(std::get<ExprPtr>(x), std::get<ExprPtr>(y));
       if (std::holds_alternative<double>(x)) {
         if (SameDouble(std::get<double>(x), std::get<double>(y))) return true;
       } else if (x == y) {
@@ -217,7 +222,8 @@ bool StructuralEqual(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions&
   return checker.Nodes(lhs, rhs);
 }
 
-EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs, const EqualOptions& options) {
+EqualityResult StructuralEqualWhere(const NodePtr& lhs, const NodePtr& rhs,
+                                    const EqualOptions& options) {
   EqualChecker<true> checker(options);
   bool ok = checker.Nodes(lhs, rhs);
   return checker.Result(ok);

@@ -21,7 +21,9 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-uint64_t Combine(uint64_t seed, uint64_t v) { return Mix(seed ^ (v + 0x9e3779b97f4a7c15ULL + (seed << 6))); }
+uint64_t Combine(uint64_t seed, uint64_t v) {
+  return Mix(seed ^ (v + 0x9e3779b97f4a7c15ULL + (seed << 6)));
+}
 
 uint64_t HashBytes(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a

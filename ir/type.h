@@ -26,7 +26,9 @@ class ScalarType final : public Type {
   // One shared instance per dtype.
   static NodeRef<const Type> Get(DataType dt);
   DataType dtype;
-  static constexpr auto Fields() { return std::make_tuple(UsualField("dtype", &ScalarType::dtype)); }
+  static constexpr auto Fields() {
+    return std::make_tuple(UsualField("dtype", &ScalarType::dtype));
+  }
 };
 
 // One shared instance: every pointer-typed Var (an alloc's LHS) has this type.
@@ -48,14 +50,18 @@ class UnknownType final : public Type {
 class TensorType final : public Type {
  public:
   TensorType(NodeList<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr)
-      : Type(NodeKind::kTensorType), shape(std::move(s)), dtype(dt), memref(std::move(mr)),
+      : Type(NodeKind::kTensorType),
+        shape(std::move(s)),
+        dtype(dt),
+        memref(std::move(mr)),
         tensor_view(std::move(tv)) {}
   NodeList<ExprPtr> shape;
   DataType dtype;
   ExprPtr memref;       // optional
   ExprPtr tensor_view;  // optional
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("shape", &TensorType::shape), UsualField("dtype", &TensorType::dtype),
+    return std::make_tuple(UsualField("shape", &TensorType::shape),
+                           UsualField("dtype", &TensorType::dtype),
                            UsualField("memref", &TensorType::memref),
                            UsualField("tensor_view", &TensorType::tensor_view));
   }
@@ -65,10 +71,14 @@ class TensorType final : public Type {
 // in; all views of one alloc point at one shared WindowBuffer object.
 class DistributedTensorType final : public Type {
  public:
-  DistributedTensorType(NodeList<ExprPtr> s, DataType dt, ExprPtr mr = nullptr, ExprPtr tv = nullptr,
-                        WindowBufferPtr wb = nullptr)
-      : Type(NodeKind::kDistributedTensorType), shape(std::move(s)), dtype(dt), memref(std::move(mr)),
-        tensor_view(std::move(tv)), window_buffer(std::move(wb)) {}
+  DistributedTensorType(NodeList<ExprPtr> s, DataType dt, ExprPtr mr = nullptr,
+                        ExprPtr tv = nullptr, WindowBufferPtr wb = nullptr)
+      : Type(NodeKind::kDistributedTensorType),
+        shape(std::move(s)),
+        dtype(dt),
+        memref(std::move(mr)),
+        tensor_view(std::move(tv)),
+        window_buffer(std::move(wb)) {}
   NodeList<ExprPtr> shape;
   DataType dtype;
   ExprPtr memref;
@@ -86,11 +96,13 @@ class DistributedTensorType final : public Type {
 // pl.Tile[[shape], dtype]: kernel-side tiles, kept so whole programs parse.
 class TileType final : public Type {
  public:
-  TileType(NodeList<ExprPtr> s, DataType dt) : Type(NodeKind::kTileType), shape(std::move(s)), dtype(dt) {}
+  TileType(NodeList<ExprPtr> s, DataType dt)
+      : Type(NodeKind::kTileType), shape(std::move(s)), dtype(dt) {}
   NodeList<ExprPtr> shape;
   DataType dtype;
   static constexpr auto Fields() {
-    return std::make_tuple(UsualField("shape", &TileType::shape), UsualField("dtype", &TileType::dtype));
+    return std::make_tuple(UsualField("shape", &TileType::shape),
+                           UsualField("dtype", &TileType::dtype));
   }
 };
 

@@ -5,9 +5,9 @@ namespace cds::ir {
 void IRVisitor::VisitNode(const NodePtr& n) {
   if (!n) return;
   switch (n->kind()) {
-#define CDS_VISIT_CASE(N)                              \
-  case NodeKind::k##N:                                 \
-    Visit##N(PtrCast<const N>(n));    \
+#define CDS_VISIT_CASE(N)          \
+  case NodeKind::k##N:             \
+    Visit##N(PtrCast<const N>(n)); \
     return;
     CDS_ALL_NODES(CDS_VISIT_CASE)
 #undef CDS_VISIT_CASE

@@ -67,10 +67,11 @@ Descriptor LoopDescriptor(const ForStmt& loop, const BoundEnv& bounds) {
     return Bad("starts at world_size() and stops at a constant");
   const int64_t first = start->value;
   const int64_t end = stop->value;
-  if (end > first && first < 0) return Bad(fmt::format("starts at the negative device id {}", first));
+  if (end > first && first < 0)
+    return Bad(fmt::format("starts at the negative device id {}", first));
   if (end > first && end - first > kMaxRangeDevices) {
-    return Bad(fmt::format("covers {} devices: more devices than the {} the pass accepts", end - first,
-                           kMaxRangeDevices));
+    return Bad(fmt::format("covers {} devices: more devices than the {} the pass accepts",
+                           end - first, kMaxRangeDevices));
   }
   return Descriptor{true, Devices::Range(first, end), {}};
 }

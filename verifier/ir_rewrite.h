@@ -14,9 +14,7 @@ class RetypingMutator : public ir::IRMutator {
  public:
   ir::VarPtr MutateDef(const ir::VarPtr& v) override { return Retype(v); }
   ir::NodePtr MutateVar(const ir::NodeRef<const ir::Var>& n) override { return Retype(n); }
-  ir::NodePtr MutateIterArg(const ir::NodeRef<const ir::IterArg>& n) override {
-    return Retype(n);
-  }
+  ir::NodePtr MutateIterArg(const ir::NodeRef<const ir::IterArg>& n) override { return Retype(n); }
 
   // Forces `from` to become `to` at its definition and every use.
   void MapVar(const ir::Var* from, ir::VarPtr to) { var_memo_[from] = std::move(to); }

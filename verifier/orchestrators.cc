@@ -12,15 +12,19 @@ namespace {
 // The level each function type implies when none is declared; types not listed
 // imply none.
 constexpr std::pair<FunctionType, Level> kImpliedLevels[] = {
-    {FunctionType::kOrchestration, Level::kChip}, {FunctionType::kGraph, Level::kChip},
-    {FunctionType::kInCore, Level::kChipDie},     {FunctionType::kAIC, Level::kAIC},
-    {FunctionType::kAIV, Level::kAIV},            {FunctionType::kGroup, Level::kCoreGroup},
+    {FunctionType::kOrchestration, Level::kChip},
+    {FunctionType::kGraph, Level::kChip},
+    {FunctionType::kInCore, Level::kChipDie},
+    {FunctionType::kAIC, Level::kAIC},
+    {FunctionType::kAIV, Level::kAIV},
+    {FunctionType::kGroup, Level::kCoreGroup},
 };
 
 enum class Orchestrator { kNone, kHost, kChip };
 
 Orchestrator Classify(const ir::Function& fn) {
-  const bool orchestrates = fn.func_type == FunctionType::kOrchestration || fn.role == ir::Role::kOrchestrator;
+  const bool orchestrates =
+      fn.func_type == FunctionType::kOrchestration || fn.role == ir::Role::kOrchestrator;
   if (!orchestrates) return Orchestrator::kNone;
   const std::optional<Level> level = LevelOf(fn);
   if (level == Level::kHost) return Orchestrator::kHost;

@@ -164,8 +164,7 @@ class Numbering {
     const std::string name = out.assigned ? out.assigned->name_hint : std::string("<none>");
     int64_t want = counter_;
     while (Reserved(fmt::format("{}{}", kResult, want))) ++want;
-    return Check("result", out.assigned ? NumberAfter(name, kResult) : std::nullopt, name, want,
-                 c);
+    return Check("result", out.assigned ? NumberAfter(name, kResult) : std::nullopt, name, want, c);
   }
 
  private:

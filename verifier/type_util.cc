@@ -38,8 +38,8 @@ bool TypesAgree(const TypePtr& a, const TypePtr& b) {
     case NodeKind::kTensorType: {
       const auto& x = static_cast<const TensorType&>(*a);
       const auto& y = static_cast<const TensorType&>(*b);
-      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) &&
-             DimsEqual(x.memref, y.memref) && DimsEqual(x.tensor_view, y.tensor_view);
+      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
+             DimsEqual(x.tensor_view, y.tensor_view);
     }
     case NodeKind::kDistributedTensorType: {
       const auto& x = static_cast<const DistributedTensorType&>(*a);

@@ -58,7 +58,8 @@ void SelfCheck(const ProgramPtr& program, const VerifyOptions& options, Explain 
   for (const auto& fn : program->functions) {
     if (!fn) {
       sink.Report(CheckId::kMalformedIR,
-                  fmt::format("program '{}' holds a null function", program->name), program->span());
+                  fmt::format("program '{}' holds a null function", program->name),
+                  program->span());
       continue;
     }
     if (IsHostOrchestrator(*fn)) {

@@ -219,7 +219,7 @@ class SharingChecker {
   Contract contract_;
   absl::flat_hash_map<const WindowBuffer*, size_t> owner_;
   absl::flat_hash_set<const WindowBuffer*> fields_checked_;  // size and flags checked
-  std::vector<const WindowBuffer*> distinct_;  // per alloc, reused
+  std::vector<const WindowBuffer*> distinct_;                // per alloc, reused
 };
 
 }  // namespace

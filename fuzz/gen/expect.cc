@@ -70,10 +70,13 @@ bool IsDispatchTarget(const FunctionModel& f) { return f.role == FuncRole::kChip
 bool LoopIsEmpty(const LoopModel& l) {
   switch (l.form) {
     case LoopForm::kStop:
-    case LoopForm::kStopTemp: return l.stop <= 0;
+    case LoopForm::kStopTemp:
+      return l.stop <= 0;
     case LoopForm::kStartStop:
-    case LoopForm::kStartStopStep1: return l.stop <= l.start;
-    default: return false;
+    case LoopForm::kStartStopStep1:
+      return l.stop <= l.start;
+    default:
+      return false;
   }
 }
 
@@ -94,17 +97,20 @@ std::optional<Coverage> DeviceDescriptor(const ProgramModel& m, const DispatchMo
       return Coverage::Device(d.constant);
     case DeviceForm::kLoopVar: {
       const LoopModel& l = m.loops[d.loop];
-      if (l.form == LoopForm::kStep || l.form == LoopForm::kWorldSizeStart || l.form == LoopForm::kVarBound) {
+      if (l.form == LoopForm::kStep || l.form == LoopForm::kWorldSizeStart ||
+          l.form == LoopForm::kVarBound) {
         return std::nullopt;
       }
-      const bool ranged = l.form != LoopForm::kWorldSize && l.form != LoopForm::kWorldSizeExplicit &&
+      const bool ranged = l.form != LoopForm::kWorldSize &&
+                          l.form != LoopForm::kWorldSizeExplicit &&
                           l.form != LoopForm::kWorldSizeTemp;
       // Device ids are never negative, and a range too large to enumerate is refused
       // rather than read as ALL.
       if (ranged && (l.start < 0 || l.stop - l.start > kMaxModelDevices)) return std::nullopt;
       return LoopCoverage(l);
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -131,21 +137,28 @@ std::vector<Coverage> DispatchCoverage(const ProgramModel& m) {
 InheritanceEdges InheritancePairs(const ProgramModel& m, const CollectiveModel& c) {
   InheritanceEdges out;
   auto pair = [&](size_t from, size_t to) {
-    if (from < c.args.size() && to < c.args.size()) out.emplace_back(ViewAlloc(m, c.args[from]), ViewAlloc(m, c.args[to]));
+    if (from < c.args.size() && to < c.args.size())
+      out.emplace_back(ViewAlloc(m, c.args[from]), ViewAlloc(m, c.args[to]));
   };
   switch (c.kind) {
     case CollKind::kAllReduce:
     case CollKind::kBroadcast:
-    case CollKind::kReduceScatter: pair(0, 1); break;
-    case CollKind::kBarrier: break;
+    case CollKind::kReduceScatter:
+      pair(0, 1);
+      break;
+    case CollKind::kBarrier:
+      break;
     case CollKind::kAllGather:
-    case CollKind::kAllToAll: pair(1, 2); break;
+    case CollKind::kAllToAll:
+      pair(1, 2);
+      break;
     case CollKind::kAllToAllV:
       pair(1, 2);
       pair(1, 4);
       break;
   }
-  out.erase(std::remove_if(out.begin(), out.end(), [](const auto& p) { return p.first < 0 || p.second < 0; }),
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [](const auto& p) { return p.first < 0 || p.second < 0; }),
             out.end());
   return out;
 }
@@ -236,7 +249,8 @@ absl::flat_hash_set<std::string> UsedNames(const ProgramModel& m) {
 Expectation ComputeExpectation(const ProgramModel& m) {
   Expectation e;
   std::vector<int> hosts = m.HostFunctions();
-  std::sort(hosts.begin(), hosts.end(), [&](int a, int b) { return m.functions[a].name < m.functions[b].name; });
+  std::sort(hosts.begin(), hosts.end(),
+            [&](int a, int b) { return m.functions[a].name < m.functions[b].name; });
 
   // SynthesizeAllReduceSignals: one counter for the program, hosts in name order,
   // statements in source order. A lifted return takes its signal first, then its
@@ -336,10 +350,12 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       const std::string_view op = CollOpName(c.kind);
       for (size_t i = 0; i < c.args.size(); ++i) {
         const ValueModel& v = m.values[c.args[i]];
-        const bool checked = !(c.kind == CollKind::kAllToAllV && (i == 0 || i == 3)) &&
-                             !((c.kind == CollKind::kAllGather || c.kind == CollKind::kAllToAll) && i == 0);
+        const bool checked =
+            !(c.kind == CollKind::kAllToAllV && (i == 0 || i == 3)) &&
+            !((c.kind == CollKind::kAllGather || c.kind == CollKind::kAllToAll) && i == 0);
         if (checked && v.kind != ValueKind::kView) {
-          e.problems.push_back(fmt::format("{}: {} argument '{}' is not a window view", fn, op, v.name));
+          e.problems.push_back(
+              fmt::format("{}: {} argument '{}' is not a window view", fn, op, v.name));
         }
       }
       if (c.nested != CollectiveModel::Nest::kNone) {
@@ -360,7 +376,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       for (const auto& [from, to] : InheritancePairs(m, c)) {
         if (dispatch_cov[from].Empty()) {
           e.problems.push_back(
-              fmt::format("{}: {} data/target alloc '{}' has no coverage to pass on", fn, op, m.allocs[from].name));
+              fmt::format("{}: {} data/target alloc '{}' has no coverage to pass on", fn, op,
+                          m.allocs[from].name));
         }
         if (pos_of_alloc[to] != kNone)
           fe.allocs[pos_of_alloc[to]].coverage.Absorb(dispatch_cov[from]);
@@ -368,7 +385,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       if (c.kind == CollKind::kBarrier) {
         const int a = ViewAlloc(m, c.args[0]);
         if (a >= 0 && dispatch_cov[a].Empty()) {
-          e.problems.push_back(fmt::format("{}: {} signal '{}' has no coverage", fn, op, m.allocs[a].name));
+          e.problems.push_back(
+              fmt::format("{}: {} signal '{}' has no coverage", fn, op, m.allocs[a].name));
         }
       }
       if (pos_of_signal[ci] != kNone) {
@@ -376,8 +394,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
         if (data >= 0) {
           fe.allocs[pos_of_signal[ci]].coverage = dispatch_cov[data];
           if (dispatch_cov[data].Empty()) {
-            e.problems.push_back(fmt::format("{}: {} data alloc '{}' has no coverage to pass on", fn, op,
-                                             m.allocs[data].name));
+            e.problems.push_back(fmt::format("{}: {} data alloc '{}' has no coverage to pass on",
+                                             fn, op, m.allocs[data].name));
           }
         }
       }
@@ -395,7 +413,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       if (s.kind != StmtKind::kFor) return;
       for (const SExpr& init : m.loops[s.ref].inits) {
         if (init.kind == SExpr::Kind::kVar && m.values[init.var].kind == ValueKind::kView) {
-          e.problems.push_back(fmt::format("{}: view '{}' carried by a loop", fn, m.values[init.var].name));
+          e.problems.push_back(
+              fmt::format("{}: view '{}' carried by a loop", fn, m.values[init.var].name));
         }
       }
     });
@@ -427,7 +446,8 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
       ScopeExpect& scope = fe.scopes[s];
       if (std::find(scope.slots.begin(), scope.slots.end(), ae.name) != scope.slots.end()) {
-        e.problems.push_back(fmt::format("{}: duplicate alloc name '{}' in scope {}", fn, ae.name, scope.name));
+        e.problems.push_back(
+            fmt::format("{}: duplicate alloc name '{}' in scope {}", fn, ae.name, scope.name));
       }
       scope.slots.push_back(ae.name);
       scope.slot_vars.push_back(ae.var_name);
@@ -455,7 +475,9 @@ nlohmann::json ToJson(const Expectation& e) {
     json jf = {{"function", f.name}};
     json scopes = json::array();
     for (const ScopeExpect& s : f.scopes) {
-      scopes.push_back({{"name", s.name}, {"devices", devices(s.devices)}, {"slots", s.slots},
+      scopes.push_back({{"name", s.name},
+                        {"devices", devices(s.devices)},
+                        {"slots", s.slots},
                         {"slot_vars", s.slot_vars}});
     }
     json allocs = json::array();
@@ -475,12 +497,17 @@ nlohmann::json ToJson(const Expectation& e) {
   out["functions"] = std::move(fns);
   json sigs = json::array();
   for (const SynthesizedSignal& s : e.signals) {
-    sigs.push_back({{"function", s.function}, {"counter", s.counter}, {"world_size_var", s.world_size_var},
-                    {"buffer", s.buffer}, {"view", s.view}, {"data_alloc", s.data_alloc}});
+    sigs.push_back({{"function", s.function},
+                    {"counter", s.counter},
+                    {"world_size_var", s.world_size_var},
+                    {"buffer", s.buffer},
+                    {"view", s.view},
+                    {"data_alloc", s.data_alloc}});
   }
   out["synthesized_signals"] = std::move(sigs);
   json results = json::array();
-  for (const LiftedResult& r : e.results) results.push_back({{"function", r.function}, {"name", r.name}});
+  for (const LiftedResult& r : e.results)
+    results.push_back({{"function", r.function}, {"name", r.name}});
   out["lifted_results"] = std::move(results);
   out["problems"] = e.problems;
   return out;

@@ -91,8 +91,8 @@ void ForEachStmt(const std::vector<StmtModel>& body, F&& f) {
 }
 
 struct AllocExpect {
-  std::string name;      // logical alloc name (the slot's name)
-  std::string var_name;  // the alloc's LHS variable
+  std::string name;          // logical alloc name (the slot's name)
+  std::string var_name;      // the alloc's LHS variable
   bool synthesized = false;  // an implicit allreduce signal buffer
   Coverage dispatch_coverage;
   Coverage coverage;  // merged: dispatch-derived + inherited
@@ -101,7 +101,7 @@ struct AllocExpect {
 };
 
 struct ScopeExpect {
-  std::string name;  // comm_d0, comm_d1, ...
+  std::string name;                    // comm_d0, comm_d1, ...
   ir::DeviceSet devices;               // the IR's device list, as the output must carry it
   std::vector<SizeExpect> sizes;       // the slots' WindowBuffer sizes
   std::vector<std::string> slots;      // alloc names, source order

@@ -28,7 +28,8 @@ GeneratedProgram GenerateFromChoices(Choices& choices, const GenOptions& options
   return Finish(GenerateModel(choices, options), options.render_text);
 }
 
-GeneratedProgram Generate(uint64_t seed, const GenOptions& options, std::optional<InvalidKind> invalid) {
+GeneratedProgram Generate(uint64_t seed, const GenOptions& options,
+                          std::optional<InvalidKind> invalid) {
   PrngChoices choices(seed);
   return GenerateFromChoices(choices, options, invalid);
 }

@@ -19,9 +19,9 @@ namespace cds::fuzz {
 
 struct GeneratedProgram {
   ProgramModel model;
-  ir::ProgramPtr ir;     // RenderIR(model)
-  std::string text;      // RenderText(model); empty for a valid one when !GenOptions::render_text
-  Expectation expect;    // ComputeExpectation(model); meaningful for valid programs
+  ir::ProgramPtr ir;   // RenderIR(model)
+  std::string text;    // RenderText(model); empty for a valid one when !GenOptions::render_text
+  Expectation expect;  // ComputeExpectation(model); meaningful for valid programs
   std::optional<InvalidSpec> invalid;  // set for programs with a planted defect
 
   bool valid() const { return !invalid.has_value(); }
@@ -39,7 +39,8 @@ GeneratedProgram GenerateFromChoices(Choices& choices, const GenOptions& options
 GeneratedProgram Generate(uint64_t seed, const GenOptions& options = {},
                           std::optional<InvalidKind> invalid = std::nullopt);
 // Replays draws (see ReplayChoices): what the RapidCheck generator uses.
-GeneratedProgram GenerateFromDraws(const std::vector<uint64_t>& draws, const GenOptions& options = {},
+GeneratedProgram GenerateFromDraws(const std::vector<uint64_t>& draws,
+                                   const GenOptions& options = {},
                                    std::optional<InvalidKind> invalid = std::nullopt);
 // A libFuzzer input. With allow_invalid the first draw may pick an invalid kind
 // (about a third of inputs); exhausted or empty input gives a small valid program.

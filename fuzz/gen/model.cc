@@ -51,7 +51,9 @@ std::optional<Feature> FeatureFromName(std::string_view name) {
 }
 FeatureSet AllFeatures() { return FeatureSet().set(); }
 
-std::string_view InvalidKindName(InvalidKind k) { return kInvalidNames[static_cast<size_t>(k)].name; }
+std::string_view InvalidKindName(InvalidKind k) {
+  return kInvalidNames[static_cast<size_t>(k)].name;
+}
 std::optional<InvalidKind> InvalidKindFromName(std::string_view name) {
   for (const auto& e : kInvalidNames) {
     if (e.name == name) return e.k;
@@ -61,22 +63,32 @@ std::optional<InvalidKind> InvalidKindFromName(std::string_view name) {
 
 std::string_view StageName(Stage s) {
   switch (s) {
-    case Stage::kParse: return "parse";
-    case Stage::kSynthesize: return "synthesize";
-    case Stage::kMaterialize: return "materialize";
+    case Stage::kParse:
+      return "parse";
+    case Stage::kSynthesize:
+      return "synthesize";
+    case Stage::kMaterialize:
+      return "materialize";
   }
   return "?";
 }
 
 std::string_view CollOpName(CollKind k) {
   switch (k) {
-    case CollKind::kAllReduce: return ir::ops::kAllReduce;
-    case CollKind::kBroadcast: return ir::ops::kBroadcast;
-    case CollKind::kReduceScatter: return ir::ops::kReduceScatter;
-    case CollKind::kBarrier: return ir::ops::kBarrier;
-    case CollKind::kAllGather: return ir::ops::kAllGather;
-    case CollKind::kAllToAll: return ir::ops::kAllToAll;
-    case CollKind::kAllToAllV: return ir::ops::kAllToAllV;
+    case CollKind::kAllReduce:
+      return ir::ops::kAllReduce;
+    case CollKind::kBroadcast:
+      return ir::ops::kBroadcast;
+    case CollKind::kReduceScatter:
+      return ir::ops::kReduceScatter;
+    case CollKind::kBarrier:
+      return ir::ops::kBarrier;
+    case CollKind::kAllGather:
+      return ir::ops::kAllGather;
+    case CollKind::kAllToAll:
+      return ir::ops::kAllToAll;
+    case CollKind::kAllToAllV:
+      return ir::ops::kAllToAllV;
   }
   return "?";
 }
@@ -136,10 +148,18 @@ FeatureSet ProgramModel::UsedFeatures() const {
   absl::flat_hash_map<int, int> windows_per_alloc;
   for (const AllocModel& a : allocs) {
     switch (a.size_form) {
-      case SizeForm::kLiteral: set(Feature::kSizeLiteral); break;
-      case SizeForm::kBytes: set(Feature::kSizeBytes); break;
-      case SizeForm::kWorldSize: set(Feature::kSizeWorldSize); break;
-      case SizeForm::kShape: set(Feature::kSizeShape); break;
+      case SizeForm::kLiteral:
+        set(Feature::kSizeLiteral);
+        break;
+      case SizeForm::kBytes:
+        set(Feature::kSizeBytes);
+        break;
+      case SizeForm::kWorldSize:
+        set(Feature::kSizeWorldSize);
+        break;
+      case SizeForm::kShape:
+        set(Feature::kSizeShape);
+        break;
     }
   }
   for (const LoopModel& l : loops) {
@@ -151,13 +171,22 @@ FeatureSet ProgramModel::UsedFeatures() const {
     }
     switch (l.form) {
       case LoopForm::kWorldSize:
-      case LoopForm::kWorldSizeExplicit: set(Feature::kLoopWorldSize); break;
-      case LoopForm::kStop: set(Feature::kLoopRange); break;
+      case LoopForm::kWorldSizeExplicit:
+        set(Feature::kLoopWorldSize);
+        break;
+      case LoopForm::kStop:
+        set(Feature::kLoopRange);
+        break;
       case LoopForm::kStartStop:
-      case LoopForm::kStartStopStep1: set(Feature::kLoopStartStop); break;
+      case LoopForm::kStartStopStep1:
+        set(Feature::kLoopStartStop);
+        break;
       case LoopForm::kWorldSizeTemp:
-      case LoopForm::kStopTemp: set(Feature::kLoopBoundTemp); break;
-      default: break;
+      case LoopForm::kStopTemp:
+        set(Feature::kLoopBoundTemp);
+        break;
+      default:
+        break;
     }
   }
   for (const DispatchModel& d : dispatches) {
@@ -178,12 +207,24 @@ FeatureSet ProgramModel::UsedFeatures() const {
         if (c.in_return) set(Feature::kAllReduceReturn);
         set(c.ImplicitSignal() ? Feature::kAllReduceImplicit : Feature::kAllReduce);
         break;
-      case CollKind::kBroadcast: set(Feature::kBroadcast); break;
-      case CollKind::kReduceScatter: set(Feature::kReduceScatter); break;
-      case CollKind::kBarrier: set(Feature::kBarrier); break;
-      case CollKind::kAllGather: set(Feature::kAllGather); break;
-      case CollKind::kAllToAll: set(Feature::kAllToAll); break;
-      case CollKind::kAllToAllV: set(Feature::kAllToAllV); break;
+      case CollKind::kBroadcast:
+        set(Feature::kBroadcast);
+        break;
+      case CollKind::kReduceScatter:
+        set(Feature::kReduceScatter);
+        break;
+      case CollKind::kBarrier:
+        set(Feature::kBarrier);
+        break;
+      case CollKind::kAllGather:
+        set(Feature::kAllGather);
+        break;
+      case CollKind::kAllToAll:
+        set(Feature::kAllToAll);
+        break;
+      case CollKind::kAllToAllV:
+        set(Feature::kAllToAllV);
+        break;
     }
     if (c.result >= 0) set(Feature::kCollectiveResult);
   }
@@ -191,12 +232,22 @@ FeatureSet ProgramModel::UsedFeatures() const {
     absl::flat_hash_map<std::string, int> view_bindings;
     ForEachStmt(functions[fi].body, [&](const StmtModel& s) {
       switch (s.kind) {
-        case StmtKind::kView: windows_per_alloc[s.ref]++; break;
-        case StmtKind::kAlias: set(Feature::kAlias); break;
-        case StmtKind::kWhile: set(Feature::kWhileLoop); break;
-        case StmtKind::kIf: set(Feature::kIfElse); break;
+        case StmtKind::kView:
+          windows_per_alloc[s.ref]++;
+          break;
+        case StmtKind::kAlias:
+          set(Feature::kAlias);
+          break;
+        case StmtKind::kWhile:
+          set(Feature::kWhileLoop);
+          break;
+        case StmtKind::kIf:
+          set(Feature::kIfElse);
+          break;
         case StmtKind::kTensorCreate:
-        case StmtKind::kTensorAdd: set(Feature::kNoiseTensor); break;
+        case StmtKind::kTensorAdd:
+          set(Feature::kNoiseTensor);
+          break;
         case StmtKind::kScalar:
           if (s.expr.kind == SExpr::Kind::kTuple) {
             set(Feature::kTupleValue);
@@ -206,7 +257,9 @@ FeatureSet ProgramModel::UsedFeatures() const {
             set(Feature::kNoiseScalar);
           }
           break;
-        case StmtKind::kScope: set(s.flag ? Feature::kSubscript : Feature::kWholeProgram); break;
+        case StmtKind::kScope:
+          set(s.flag ? Feature::kSubscript : Feature::kWholeProgram);
+          break;
         case StmtKind::kOpaque:
           set(s.tuple_args.empty() ? Feature::kWholeProgram : Feature::kTupleValue);
           if (s.flag) set(Feature::kSubscript);
@@ -214,9 +267,14 @@ FeatureSet ProgramModel::UsedFeatures() const {
         case StmtKind::kReturn:
           if (s.src >= 0) set(Feature::kTupleValue);
           break;
-        case StmtKind::kUnpack: set(Feature::kUnpack); break;
-        case StmtKind::kSubscriptAssign: set(Feature::kSubscript); break;
-        default: break;
+        case StmtKind::kUnpack:
+          set(Feature::kUnpack);
+          break;
+        case StmtKind::kSubscriptAssign:
+          set(Feature::kSubscript);
+          break;
+        default:
+          break;
       }
       if (s.def >= 0) {
         const ValueModel& v = values[s.def];
@@ -254,12 +312,16 @@ TensorSig Sig(std::initializer_list<int64_t> dims, DataType dt) {
 DataType SExprDType(const ProgramModel& m, const SExpr& e) {
   switch (e.kind) {
     case SExpr::Kind::kConst:
-    case SExpr::Kind::kBytesOf: return DataType::kInt64;
-    case SExpr::Kind::kVar: return m.values[e.var].scalar_dtype;
-    case SExpr::Kind::kWorldSize: return DataType::kIndex;
+    case SExpr::Kind::kBytesOf:
+      return DataType::kInt64;
+    case SExpr::Kind::kVar:
+      return m.values[e.var].scalar_dtype;
+    case SExpr::Kind::kWorldSize:
+      return DataType::kIndex;
     case SExpr::Kind::kBinary:
       return ir::PromoteDataTypes(e.op, SExprDType(m, e.operands[0]), SExprDType(m, e.operands[1]));
-    case SExpr::Kind::kNeg: return SExprDType(m, e.operands[0]);
+    case SExpr::Kind::kNeg:
+      return SExprDType(m, e.operands[0]);
     case SExpr::Kind::kSubscript:
     case SExpr::Kind::kSlice:
     case SExpr::Kind::kNone:
@@ -287,7 +349,8 @@ class Generator {
     DrawFeatures();
     MakeFunctions();
     const std::vector<int> hosts = m_.HostFunctions();
-    int total = opt_.fixed_size ? opt_.size : static_cast<int>(c_.Int(std::min(4, opt_.size), opt_.size));
+    int total =
+        opt_.fixed_size ? opt_.size : static_cast<int>(c_.Int(std::min(4, opt_.size), opt_.size));
     total = std::max(total, 1);
     for (size_t i = 0; i < hosts.size(); ++i) {
       const int share = std::max(3, total / static_cast<int>(hosts.size()));
@@ -299,7 +362,9 @@ class Generator {
 
   bool On(Feature f) const { return m_.enabled.test(static_cast<size_t>(f)); }
 
-  std::string Fresh(const std::string& prefix) { return fmt::format("{}{}", prefix, counters_[prefix]++); }
+  std::string Fresh(const std::string& prefix) {
+    return fmt::format("{}{}", prefix, counters_[prefix]++);
+  }
 
   int NewValue(std::string name, ValueKind kind) {
     ValueModel v;
@@ -407,13 +472,16 @@ class Generator {
     static constexpr int64_t kElems[] = {256, 1024, 64, 4096};
     const int64_t elems = kElems[c_.Int(0, 3)];
     switch (a.size_form) {
-      case SizeForm::kLiteral: a.size = SExpr::Const(elems * ir::DataTypeBytes(a.dtype)); break;
+      case SizeForm::kLiteral:
+        a.size = SExpr::Const(elems * ir::DataTypeBytes(a.dtype));
+        break;
       case SizeForm::kBytes:
         a.size = SExpr::Bin(ir::BinaryOp::kMul, SExpr::Const(elems), SExpr::BytesOf(a.dtype));
         break;
       case SizeForm::kWorldSize: {
         const int n = UsableWorldSizeTemp();
-        a.size = SExpr::Bin(ir::BinaryOp::kMul, SExpr::VarRef(n), SExpr::Const(c_.Chance(1, 2) ? 4 : elems));
+        a.size = SExpr::Bin(ir::BinaryOp::kMul, SExpr::VarRef(n),
+                            SExpr::Const(c_.Chance(1, 2) ? 4 : elems));
         break;
       }
       case SizeForm::kShape:
@@ -463,7 +531,8 @@ class Generator {
   // `name = pld.window(alloc, [shape], dtype=)`; rebinds `rebind`'s name if given.
   int EmitView(int alloc, std::optional<TensorSig> sig = std::nullopt, int rebind = -1) {
     TensorSig s = sig ? *sig : RandomViewSig(alloc);
-    std::string name = rebind >= 0 ? m_.values[rebind].name : Fresh(s.dtype == DataType::kInt32 ? "s" : "x");
+    std::string name =
+        rebind >= 0 ? m_.values[rebind].name : Fresh(s.dtype == DataType::kInt32 ? "s" : "x");
     StmtModel st = NewStmt(StmtKind::kView);
     st.ref = alloc;
     ++windows_[alloc];
@@ -500,7 +569,8 @@ class Generator {
   }
 
   int SignalArg() {
-    return ViewArg([](const ValueModel& v) { return v.sig.dtype == DataType::kInt32; }, SignalSig(), true);
+    return ViewArg([](const ValueModel& v) { return v.sig.dtype == DataType::kInt32; }, SignalSig(),
+                   true);
   }
   // `dtypes`: the element types the op takes there, when it restricts them (PyPTO's
   // deducers: allreduce data FP16 or FP32, an all_to_all target the input's); a new
@@ -533,19 +603,22 @@ class Generator {
       const TensorSig& sig = m_.values[p].sig;
       ValueList cands;
       if (reuse) {
-        cands = UsableWhere([&](const ValueModel& v) { return v.kind == ValueKind::kView && SigEqual(v.sig, sig); });
+        cands = UsableWhere([&](const ValueModel& v) {
+          return v.kind == ValueKind::kView && SigEqual(v.sig, sig);
+        });
       }
       if (!cands.empty() && !c_.Chance(1, 4)) {
         args.push_back(c_.Pick(cands));
       } else {
-        args.push_back(EmitView(alloc >= 0 ? alloc : PickAlloc(sig.dtype == DataType::kInt32), sig));
+        args.push_back(
+            EmitView(alloc >= 0 ? alloc : PickAlloc(sig.dtype == DataType::kInt32), sig));
       }
     }
     return args;
   }
 
-  int EmitDispatch(int callee, std::vector<int> args, DeviceForm form, int64_t constant, int device_var,
-                   int loop, bool bind_result) {
+  int EmitDispatch(int callee, std::vector<int> args, DeviceForm form, int64_t constant,
+                   int device_var, int loop, bool bind_result) {
     DispatchModel d;
     d.function = host_;
     d.callee = callee;
@@ -606,7 +679,8 @@ class Generator {
     static const ir::BinaryOp kCmp[] = {ir::BinaryOp::kLt, ir::BinaryOp::kGt, ir::BinaryOp::kEq,
                                         ir::BinaryOp::kNe};
     const ir::BinaryOp op = kCmp[c_.Int(0, 3)];
-    SExpr lhs = !scalars.empty() && c_.Chance(2, 3) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
+    SExpr lhs =
+        !scalars.empty() && c_.Chance(2, 3) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
     return SExpr::Bin(op, std::move(lhs), SExpr::Const(c_.Int(0, 8)));
   }
 
@@ -682,13 +756,17 @@ class Generator {
       return FillEmptyLoop(NewLoop(LoopForm::kStartStop, start, stop, 1, -1));
     }
     switch (o.form) {
-      case LoopForm::kStop: stop = c_.Int(1, 8); break;
+      case LoopForm::kStop:
+        stop = c_.Int(1, 8);
+        break;
       case LoopForm::kStartStop:
       case LoopForm::kStartStopStep1:
         start = c_.Int(0, 4);
         stop = start + c_.Int(1, 4);
         break;
-      case LoopForm::kWorldSizeTemp: bound = UsableWorldSizeTemp(); break;
+      case LoopForm::kWorldSizeTemp:
+        bound = UsableWorldSizeTemp();
+        break;
       case LoopForm::kStopTemp: {
         stop = c_.Int(1, 8);
         StmtModel k = NewStmt(StmtKind::kScalar);
@@ -698,13 +776,15 @@ class Generator {
         Push(std::move(k));
         break;
       }
-      default: break;
+      default:
+        break;
     }
     const int loop = NewLoop(o.form, start, stop, 1, bound);
     if (On(Feature::kWholeProgram) && c_.Chance(1, 3)) {
       m_.loops[loop].kind = c_.Bool() ? LoopKind::kUnroll : LoopKind::kParallel;
     }
-    const bool carried = On(Feature::kIterArgs) && m_.loops[loop].kind == LoopKind::kRange && c_.Chance(1, 2);
+    const bool carried =
+        On(Feature::kIterArgs) && m_.loops[loop].kind == LoopKind::kRange && c_.Chance(1, 2);
     if (carried) AddIterArgs(loop);
     const int sub = static_cast<int>(c_.Int(1, std::max(1, std::min(remaining - 1, 8))));
     EmitFor(loop, [&] {
@@ -772,9 +852,11 @@ class Generator {
         m_.loops[loop].yields.push_back(SExpr::VarRef(ia));
       } else if (form == 2 && On(Feature::kSubscript) && !views.empty()) {
         m_.loops[loop].yields.push_back(
-            SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia), SExpr::Sub(c_.Pick(views), {SExpr::Const(c_.Int(0, 7))})));
+            SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia),
+                       SExpr::Sub(c_.Pick(views), {SExpr::Const(c_.Int(0, 7))})));
       } else {
-        m_.loops[loop].yields.push_back(SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia), SExpr::Const(c_.Int(1, 3))));
+        m_.loops[loop].yields.push_back(
+            SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia), SExpr::Const(c_.Int(1, 3))));
       }
     }
     if (c_.Chance(3, 4)) {
@@ -794,18 +876,22 @@ class Generator {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
     switch (c_.Int(0, 4)) {
-      case 0: return SExpr::Sub(view, {SExpr::Const(c_.Int(0, 7))});
+      case 0:
+        return SExpr::Sub(view, {SExpr::Const(c_.Int(0, 7))});
       case 1: {
         const int64_t a = c_.Int(0, 4);
-        return SExpr::Sub(view, {SExpr::SliceOf(SExpr::Const(a), SExpr::Const(a + c_.Int(1, 8)), SExpr::None())});
+        return SExpr::Sub(
+            view, {SExpr::SliceOf(SExpr::Const(a), SExpr::Const(a + c_.Int(1, 8)), SExpr::None())});
       }
       case 2: {
         SExpr start = scalars.empty() ? SExpr::Const(0) : SExpr::VarRef(c_.Pick(scalars));
-        return SExpr::Sub(view, {SExpr::SliceOf(std::move(start), SExpr::Const(8), SExpr::Const(2))});
+        return SExpr::Sub(view,
+                          {SExpr::SliceOf(std::move(start), SExpr::Const(8), SExpr::Const(2))});
       }
       case 3:
-        return SExpr::Sub(view, {SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::None()),
-                                 SExpr::SliceOf(SExpr::Const(0), SExpr::Const(c_.Int(1, 8)), SExpr::None())});
+        return SExpr::Sub(
+            view, {SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::None()),
+                   SExpr::SliceOf(SExpr::Const(0), SExpr::Const(c_.Int(1, 8)), SExpr::None())});
       default:
         return SExpr::Sub(view, {SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::Const(2))});
     }
@@ -823,11 +909,18 @@ class Generator {
     });
     SExpr e;
     switch (c_.Int(0, 3)) {
-      case 0: e = std::move(sub); break;
-      case 1: e = SExpr::Bin(ir::BinaryOp::kAdd, std::move(sub), SExpr::Const(c_.Int(1, 9))); break;
-      case 2: e = SExpr::Neg(std::move(sub)); break;
+      case 0:
+        e = std::move(sub);
+        break;
+      case 1:
+        e = SExpr::Bin(ir::BinaryOp::kAdd, std::move(sub), SExpr::Const(c_.Int(1, 9)));
+        break;
+      case 2:
+        e = SExpr::Neg(std::move(sub));
+        break;
       default:
-        e = SExpr::Bin(ir::BinaryOp::kMul, scalars.empty() ? SExpr::WorldSize() : SExpr::VarRef(c_.Pick(scalars)),
+        e = SExpr::Bin(ir::BinaryOp::kMul,
+                       scalars.empty() ? SExpr::WorldSize() : SExpr::VarRef(c_.Pick(scalars)),
                        std::move(sub));
         break;
     }
@@ -876,7 +969,8 @@ class Generator {
       for (int i = 0; i < n; ++i) {
         const int callee = c_.Pick(ChipTargets());
         std::vector<int> args = DispatchArgs(callee, -1, true);
-        EmitDispatch(callee, std::move(args), DeviceForm::kLoopVar, 0, m_.loops[loop].var, loop, false);
+        EmitDispatch(callee, std::move(args), DeviceForm::kLoopVar, 0, m_.loops[loop].var, loop,
+                     false);
       }
     });
     return 2;
@@ -886,7 +980,8 @@ class Generator {
   // out of loops may appear inside, and the pass must see through it to dispatches.
   int GenScope(int remaining, int depth) {
     StmtModel s = NewStmt(StmtKind::kScope);
-    const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
+    const bool has_view =
+        !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
     if (On(Feature::kSubscript) && has_view && (!On(Feature::kWholeProgram) || c_.Bool())) {
       // `with pl.at(name_hint="sN", tag=x[..]):` a kwarg expression holding a view.
       s.flag = true;
@@ -1010,7 +1105,9 @@ class Generator {
         args.push_back(DataArg(kind == CollKind::kReduceScatter));
         args.push_back(SignalArg());
         break;
-      case CollKind::kBarrier: args.push_back(SignalArg()); break;
+      case CollKind::kBarrier:
+        args.push_back(SignalArg());
+        break;
       case CollKind::kAllGather:
       case CollKind::kAllToAll:
       case CollKind::kAllToAllV: {
@@ -1036,7 +1133,8 @@ class Generator {
     }
     const int coll = NewCollective(kind, std::move(args));
     CollectiveModel& c = m_.collectives[coll];
-    if (kind == CollKind::kAllReduce && implicit[pick] && c_.Chance(1, 3)) c.core_num = c_.Int(1, 4);
+    if (kind == CollKind::kAllReduce && implicit[pick] && c_.Chance(1, 3))
+      c.core_num = c_.Int(1, 4);
     if (kind == CollKind::kBroadcast) c.root = c_.Int(0, 3);
     EmitCollectiveStmt(coll, in_place);
   }
@@ -1054,8 +1152,9 @@ class Generator {
       s.src2 = c_.Pick(same);
     }
     s.def = NewValue(Fresh("t"), ValueKind::kTensor);
-    m_.values[s.def].sig = s.src >= 0 ? m_.values[s.src].sig
-                                      : Sig({c_.Int(1, 4) * 16, 64}, c_.Bool() ? DataType::kFP32 : DataType::kFP16);
+    m_.values[s.def].sig =
+        s.src >= 0 ? m_.values[s.src].sig
+                   : Sig({c_.Int(1, 4) * 16, 64}, c_.Bool() ? DataType::kFP32 : DataType::kFP16);
     Push(std::move(s));
   }
 
@@ -1133,7 +1232,8 @@ class Generator {
     ValueList scalars = UsableWhere([](const ValueModel& v) {
       return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
     });
-    SExpr base = !scalars.empty() && c_.Chance(3, 4) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
+    SExpr base =
+        !scalars.empty() && c_.Chance(3, 4) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
     if (On(Feature::kWholeProgram) && c_.Chance(1, 3)) base = SExpr::Neg(std::move(base));
     static const ir::BinaryOp kOps[] = {ir::BinaryOp::kAdd, ir::BinaryOp::kMul, ir::BinaryOp::kSub,
                                         ir::BinaryOp::kFloorDiv, ir::BinaryOp::kFloorMod};
@@ -1201,13 +1301,17 @@ class Generator {
     };
     std::array<int, kNumActions> w{};
     const bool has_alloc = !host_allocs_.empty();
-    const bool has_view = !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
-    const bool any_loop = On(Feature::kLoopRange) || On(Feature::kLoopWorldSize) || On(Feature::kLoopStartStop) ||
-                          On(Feature::kLoopBoundTemp) || On(Feature::kLoopEmpty);
-    const bool any_coll = On(Feature::kAllReduce) || On(Feature::kAllReduceImplicit) || On(Feature::kBroadcast) ||
-                          On(Feature::kReduceScatter) || On(Feature::kBarrier) || On(Feature::kAllGather) ||
+    const bool has_view =
+        !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
+    const bool any_loop = On(Feature::kLoopRange) || On(Feature::kLoopWorldSize) ||
+                          On(Feature::kLoopStartStop) || On(Feature::kLoopBoundTemp) ||
+                          On(Feature::kLoopEmpty);
+    const bool any_coll = On(Feature::kAllReduce) || On(Feature::kAllReduceImplicit) ||
+                          On(Feature::kBroadcast) || On(Feature::kReduceScatter) ||
+                          On(Feature::kBarrier) || On(Feature::kAllGather) ||
                           On(Feature::kAllToAll) || On(Feature::kAllToAllV);
-    if (depth == 0 && static_cast<int>(host_allocs_.size()) < alloc_cap_) w[kAlloc] = has_alloc ? 6 : 40;
+    if (depth == 0 && static_cast<int>(host_allocs_.size()) < alloc_cap_)
+      w[kAlloc] = has_alloc ? 6 : 40;
     if (has_alloc) {
       w[kDispatch] = loop_stack_.empty() && !On(Feature::kDeviceOutsideLoop) ? 0 : 14;
       w[kView] = 6;
@@ -1216,7 +1320,8 @@ class Generator {
     if (has_view && On(Feature::kAlias)) w[kAlias] = 4;
     if (On(Feature::kRebind) && has_alloc && !RebindCandidates().empty()) w[kRebind] = 4;
     if (remaining >= 2 && depth < 3) {
-      if (any_loop && has_alloc && (loop_stack_.empty() || On(Feature::kNestedLoop))) w[kFor] = loop_stack_.empty() ? 10 : 6;
+      if (any_loop && has_alloc && (loop_stack_.empty() || On(Feature::kNestedLoop)))
+        w[kFor] = loop_stack_.empty() ? 10 : 6;
       if (On(Feature::kWhileLoop)) w[kWhile] = 3;
       if (On(Feature::kIfElse)) w[kIf] = 4;
     }
@@ -1239,14 +1344,21 @@ class Generator {
       case kAlloc: {
         const int a = EmitAlloc();
         if (c_.Chance(3, 4)) {
-          const int n = On(Feature::kMultiView) && c_.Chance(1, 2) ? static_cast<int>(c_.Int(2, 3)) : 1;
+          const int n =
+              On(Feature::kMultiView) && c_.Chance(1, 2) ? static_cast<int>(c_.Int(2, 3)) : 1;
           for (int i = 0; i < n; ++i) EmitView(a);
         }
         return 1;
       }
-      case kDispatch: GenDispatch(); return 1;
-      case kView: EmitView(PickAlloc(c_.Chance(1, 3))); return 1;
-      case kAlias: GenAlias(); return 1;
+      case kDispatch:
+        GenDispatch();
+        return 1;
+      case kView:
+        EmitView(PickAlloc(c_.Chance(1, 3)));
+        return 1;
+      case kAlias:
+        GenAlias();
+        return 1;
       case kRebind: {
         const int old = c_.Pick(RebindCandidates());
         EmitView(PickAlloc(m_.values[old].sig.dtype == DataType::kInt32), std::nullopt, old);
@@ -1256,13 +1368,24 @@ class Generator {
         const int used = GenFor(remaining, depth);
         return std::max(used, 1);
       }
-      case kWhile: return GenWhileOrIf(true, remaining, depth);
-      case kIf: return GenWhileOrIf(false, remaining, depth);
-      case kCollective: GenCollective(); return 1;
-      case kTensor: GenNoiseTensor(); return 1;
-      case kScalar: GenNoiseScalar(); return 1;
-      case kCollision: GenNameCollision(); return 1;
-      case kScope: return GenScope(remaining, depth);
+      case kWhile:
+        return GenWhileOrIf(true, remaining, depth);
+      case kIf:
+        return GenWhileOrIf(false, remaining, depth);
+      case kCollective:
+        GenCollective();
+        return 1;
+      case kTensor:
+        GenNoiseTensor();
+        return 1;
+      case kScalar:
+        GenNoiseScalar();
+        return 1;
+      case kCollision:
+        GenNameCollision();
+        return 1;
+      case kScope:
+        return GenScope(remaining, depth);
       case kOpaque: {
         // Views handed to an opaque call: the pass must not count them as consumed.
         ValueList views =
@@ -1277,9 +1400,15 @@ class Generator {
         Push(std::move(s));
         return 1;
       }
-      case kUnpackAction: GenUnpack(); return 1;
-      case kSubRead: GenSubscriptRead(); return 1;
-      case kSubAssign: GenSubscriptAssign(); return 1;
+      case kUnpackAction:
+        GenUnpack();
+        return 1;
+      case kSubRead:
+        GenSubscriptRead();
+        return 1;
+      case kSubAssign:
+        GenSubscriptAssign();
+        return 1;
       case kTupleAction:
         GenTuple();
         return 1;
@@ -1545,7 +1674,8 @@ class Generator {
         "chip_orch", "chip_reduce", "chip_gather", "chip_stage",
         "chip_mix",  "chip_relay",  "chip_compute"};
     const int n_hosts = On(Feature::kMultiHost) ? static_cast<int>(c_.Int(2, 4)) : 1;
-    const int n_chip = c_.Chance(1, 4) ? static_cast<int>(c_.Int(4, 6)) : static_cast<int>(c_.Int(1, 3));
+    const int n_chip =
+        c_.Chance(1, 4) ? static_cast<int>(c_.Int(4, 6)) : static_cast<int>(c_.Int(1, 3));
     auto take = [this](auto& pool) {
       const size_t i = c_.Index(pool.size());
       std::string n(pool[i]);
@@ -1713,7 +1843,8 @@ class Planter {
         std::vector<int> args = g_.DispatchArgs(callee, a, false);
         const bool zero = c_.Bool();
         const int start = zero ? 0 : static_cast<int>(c_.Int(1, 4));
-        const int loop = g_.NewLoop(zero ? LoopForm::kStop : LoopForm::kStartStop, start, start, 1, -1);
+        const int loop =
+            g_.NewLoop(zero ? LoopForm::kStop : LoopForm::kStartStop, start, start, 1, -1);
         g_.EmitFor(loop, [&] {
           g_.EmitDispatch(callee, args, DeviceForm::kLoopVar, 0, m_.loops[loop].var, loop, false);
         });
@@ -1730,11 +1861,13 @@ class Planter {
         } else if (kind == InvalidKind::kDeviceWorldSizeStart) {
           loop = g_.NewLoop(LoopForm::kWorldSizeStart, c_.Int(1, 2), 0, 1, -1);
         } else {
-          loop = g_.NewLoop(c_.Bool() ? LoopForm::kWorldSize : LoopForm::kStop, 0, c_.Int(1, 4), 1, -1);
+          loop = g_.NewLoop(c_.Bool() ? LoopForm::kWorldSize : LoopForm::kStop, 0, c_.Int(1, 4), 1,
+                            -1);
         }
         g_.EmitFor(loop, [&] {
           if (kind == InvalidKind::kDeviceExpr) {
-            g_.EmitDispatch(callee, args, DeviceForm::kExpr, c_.Int(1, 2), m_.loops[loop].var, loop, false);
+            g_.EmitDispatch(callee, args, DeviceForm::kExpr, c_.Int(1, 2), m_.loops[loop].var, loop,
+                            false);
           } else {
             g_.EmitDispatch(callee, args, DeviceForm::kLoopVar, 0, m_.loops[loop].var, loop, false);
           }
@@ -1850,7 +1983,8 @@ class Planter {
           // self.f(pld.tensor.allreduce(data, signal), more..., device=N)
           std::vector<int> args = g_.DispatchArgs(callee, x, false);
           cm.nested = CollectiveModel::Nest::kDispatch;
-          cm.nest_other = g_.EmitDispatch(callee, args, DeviceForm::kConst, c_.Int(0, 3), -1, -1, false);
+          cm.nest_other =
+              g_.EmitDispatch(callee, args, DeviceForm::kConst, c_.Int(0, 3), -1, -1, false);
           // The dispatch statement renders the collective in place of its first arg.
           StmtModel& st = g_.cur_->back();
           st.kind = StmtKind::kCollective;
@@ -1943,8 +2077,10 @@ class Planter {
           StmtModel k = g_.NewStmt(StmtKind::kScalar);
           k.def = g_.NewValue(g_.Fresh("c"), ValueKind::kScalar);
           g_.m_.values[k.def].scalar_dtype = DataType::kIndex;
-          k.expr = c_.Bool() ? SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(n), SExpr::Const(c_.Int(0, 3)))
-                             : SExpr::Bin(ir::BinaryOp::kMul, SExpr::VarRef(n), SExpr::Const(c_.Int(1, 3)));
+          k.expr =
+              c_.Bool()
+                  ? SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(n), SExpr::Const(c_.Int(0, 3)))
+                  : SExpr::Bin(ir::BinaryOp::kMul, SExpr::VarRef(n), SExpr::Const(c_.Int(1, 3)));
           const int bound = k.def;
           g_.Push(std::move(k));
           loop = g_.NewLoop(LoopForm::kVarBound, 0, 0, 1, bound);
@@ -2006,7 +2142,8 @@ class Planter {
         spec.message_any_of = {"cannot be carried by a loop"};
         break;
       }
-      case InvalidKind::kCount: break;
+      case InvalidKind::kCount:
+        break;
     }
     body.push_back(std::move(ret));
     return spec;
@@ -2037,7 +2174,8 @@ class Planter {
 
   // A statement that references nothing may sit anywhere in the top level.
   void MoveToRandomPosition(std::vector<StmtModel>& body, int id) {
-    auto it = std::find_if(body.begin(), body.end(), [id](const StmtModel& s) { return s.id == id; });
+    auto it =
+        std::find_if(body.begin(), body.end(), [id](const StmtModel& s) { return s.id == id; });
     CDS_CHECK(it != body.end(), "planted statement not at the top level");
     StmtModel s = std::move(*it);
     body.erase(it);

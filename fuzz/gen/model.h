@@ -116,8 +116,8 @@ struct ValueModel {
   std::string name;
   ValueKind kind = ValueKind::kScalar;
   int function = -1;
-  int alloc = -1;  // kPtr and kView: the alloc
-  TensorSig sig;   // tensor-typed values
+  int alloc = -1;                                    // kPtr and kView: the alloc
+  TensorSig sig;                                     // tensor-typed values
   ir::DataType scalar_dtype = ir::DataType::kInt64;  // kScalar / kLoopVar
   // kParam of an InCore kernel: a local `pl.Tensor` (local) or a window passed
   // `pl.InOut` (inout); otherwise a plain `pld.DistributedTensor`.
@@ -224,13 +224,13 @@ struct SExpr {
 enum class FuncRole : uint8_t { kHostOrch, kChipOrch, kGraph, kInCore };
 // How the @pl.function decorator spells the role.
 enum class DeclForm : uint8_t {
-  kHostLevelRole,     // level=pl.Level.HOST, role=pl.Role.Orchestrator
-  kHostTypeLevel,     // type=pl.FunctionType.Orchestration, level=pl.Level.HOST
-  kChipType,          // type=pl.FunctionType.Orchestration
-  kChipLevelRole,     // level=pl.Level.CHIP, role=pl.Role.Orchestrator
-  kGraphType,         // type=pl.FunctionType.Graph
-  kGraphLevelRole,    // type=Graph, level=CHIP, role=Orchestrator: still not a target
-  kInCoreType,        // type=pl.FunctionType.InCore
+  kHostLevelRole,   // level=pl.Level.HOST, role=pl.Role.Orchestrator
+  kHostTypeLevel,   // type=pl.FunctionType.Orchestration, level=pl.Level.HOST
+  kChipType,        // type=pl.FunctionType.Orchestration
+  kChipLevelRole,   // level=pl.Level.CHIP, role=pl.Role.Orchestrator
+  kGraphType,       // type=pl.FunctionType.Graph
+  kGraphLevelRole,  // type=Graph, level=CHIP, role=Orchestrator: still not a target
+  kInCoreType,      // type=pl.FunctionType.InCore
 };
 
 struct StmtModel;
@@ -239,11 +239,11 @@ struct FunctionModel {
   std::string name;
   FuncRole role = FuncRole::kHostOrch;
   DeclForm decl = DeclForm::kHostLevelRole;
-  std::vector<int> params;      // value ids (chip-level functions)
+  std::vector<int> params;  // value ids (chip-level functions)
   // Host orchestrators; an InCore kernel's collectives (feature kernel_collective).
   // Every function but a host returns its first param after it.
   std::vector<StmtModel> body;
-  int line = 0;                 // line of `def`
+  int line = 0;  // line of `def`
 };
 
 // ---------------------------------------------------------------------------
@@ -256,11 +256,11 @@ struct AllocModel {
   int var = -1;      // the LHS value
   int function = -1;
   SizeForm size_form = SizeForm::kLiteral;
-  SExpr size;                  // kLiteral / kBytes / kWorldSize: the size argument
+  SExpr size;                                // kLiteral / kBytes / kWorldSize: the size argument
   absl::InlinedVector<int64_t, 2> shape;     // kShape
   ir::DataType dtype = ir::DataType::kFP32;  // element type its views usually use
-  bool dump_form = false;      // pl._dump.alloc_window_buffer(size, name="...")
-  int stmt = -1;               // statement id
+  bool dump_form = false;                    // pl._dump.alloc_window_buffer(size, name="...")
+  int stmt = -1;                             // statement id
 };
 
 enum class LoopForm : uint8_t {
@@ -272,9 +272,9 @@ enum class LoopForm : uint8_t {
   kStartStop,          // pl.range(a, b)                         -> {a..b-1}
   kStartStopStep1,     // pl.range(a, b, 1)                      -> {a..b-1}
   // Invalid as a device= source:
-  kStep,               // pl.range(a, b, s), s != 1
-  kWorldSizeStart,     // pl.range(a, pld.world_size()), a != 0
-  kVarBound,           // pl.range(c), c = n + K: a Var neither constant nor world_size
+  kStep,            // pl.range(a, b, s), s != 1
+  kWorldSizeStart,  // pl.range(a, pld.world_size()), a != 0
+  kVarBound,        // pl.range(c), c = n + K: a Var neither constant nor world_size
   // kStartStop with a negative start, or with more than kMaxModelDevices ids, is
   // invalid too (see DeviceDescriptor): the form is fine, the values are not.
 };
@@ -301,9 +301,9 @@ struct LoopModel {
 };
 
 enum class DeviceForm : uint8_t {
-  kConst,       // device=N, N >= 0
-  kLoopVar,     // device=r, r an enclosing for loop's variable
-  kUnplaced,    // no device=: the runtime places it, it covers no device
+  kConst,     // device=N, N >= 0
+  kLoopVar,   // device=r, r an enclosing for loop's variable
+  kUnplaced,  // no device=: the runtime places it, it covers no device
   // Invalid:
   kNegative,    // device=-1
   kNotLoopVar,  // device=d, d a scalar temp
@@ -315,16 +315,23 @@ struct DispatchModel {
   int callee = -1;    // function index
   std::vector<int> args;
   DeviceForm form = DeviceForm::kConst;
-  int64_t constant = 0;        // kConst / kNegative / kExpr addend
-  int device_var = -1;         // kLoopVar / kNotLoopVar / kExpr
-  int loop = -1;               // kLoopVar / kExpr: the loop of device_var
+  int64_t constant = 0;           // kConst / kNegative / kExpr addend
+  int device_var = -1;            // kLoopVar / kNotLoopVar / kExpr
+  int loop = -1;                  // kLoopVar / kExpr: the loop of device_var
   std::vector<int> loop_context;  // enclosing for loops, outer first
   bool in_while = false;
   int stmt = -1;
 };
 
-enum class CollKind : uint8_t { kAllReduce, kBroadcast, kReduceScatter, kBarrier, kAllGather, kAllToAll,
-                                kAllToAllV };
+enum class CollKind : uint8_t {
+  kAllReduce,
+  kBroadcast,
+  kReduceScatter,
+  kBarrier,
+  kAllGather,
+  kAllToAll,
+  kAllToAllV
+};
 std::string_view CollOpName(CollKind k);  // "pld.tensor.allreduce"
 
 struct CollectiveModel {
@@ -332,11 +339,11 @@ struct CollectiveModel {
   CollKind kind = CollKind::kAllReduce;
   // Positional args as written (value ids). allreduce without a signal has one.
   std::vector<int> args;
-  int64_t core_num = 0;  // allreduce core_num= (0: absent unless explicit_core_num)
+  int64_t core_num = 0;            // allreduce core_num= (0: absent unless explicit_core_num)
   bool explicit_core_num = false;  // core_num= written even though it is not positive (invalid)
-  int64_t root = 0;      // broadcast root=
-  int result = -1;       // value bound to the result, or -1 (a bare statement)
-  bool in_return = false;  // `return pld.tensor.allreduce(...)`
+  int64_t root = 0;                // broadcast root=
+  int result = -1;                 // value bound to the result, or -1 (a bare statement)
+  bool in_return = false;          // `return pld.tensor.allreduce(...)`
   // Invalid shapes: the allreduce sits inside another expression: a call
   // (`pl.tensor.add`, a dispatch) or a tuple `(allreduce(..),)`.
   enum class Nest : uint8_t { kNone, kTensorAdd, kDispatch, kTuple } nested = Nest::kNone;
@@ -373,9 +380,9 @@ struct StmtModel {
   int ref = -1;  // index into allocs / dispatches / collectives / loops
   int def = -1;  // value bound by the statement
   int src = -1, src2 = -1;
-  SExpr expr;  // kScalar value, kWhile / kIf condition, kSubscriptAssign target, tag= (flag)
+  SExpr expr;   // kScalar value, kWhile / kIf condition, kSubscriptAssign target, tag= (flag)
   SExpr expr2;  // kSubscriptAssign value
-  std::vector<int> defs;  // kUnpack targets
+  std::vector<int> defs;          // kUnpack targets
   std::vector<SExpr> tuple_args;  // kOpaque: tuple-valued positional arguments
   // kScope: `with pl.at(name_hint=..., tag=expr):` instead of pl.manual_scope();
   // kOpaque: the call carries `tag=expr`.
@@ -394,8 +401,8 @@ struct ProgramModel {
   std::vector<LoopModel> loops;
   std::vector<DispatchModel> dispatches;
   std::vector<CollectiveModel> collectives;
-  FeatureSet enabled;            // what the swarm draw allowed
-  std::vector<int> stmt_lines;   // statement id -> 1-based line in RenderText (0: none); AssignLines
+  FeatureSet enabled;           // what the swarm draw allowed
+  std::vector<int> stmt_lines;  // statement id -> 1-based line in RenderText (0: none); AssignLines
   int num_stmts = 0;
 
   std::vector<int> HostFunctions() const;
@@ -429,30 +436,30 @@ ProgramModel GenerateModel(Choices& choices, const GenOptions& options);
 // ---------------------------------------------------------------------------
 // Invalid programs: one planted defect in an otherwise valid program.
 
-#define CDS_GEN_INVALID_KINDS(X)                                         \
-  X(DeadAlloc, "dead_alloc")                                              \
-  X(UnconsumedAlloc, "unconsumed_alloc")                                  \
-  X(EmptyCoverage, "empty_coverage")           /* only pl.range(0) */     \
-  X(DeviceStep, "device_step")                 /* pl.range(0, 8, 2) */    \
-  X(DeviceNotLoopVar, "device_not_loop_var")                              \
-  X(DeviceExpr, "device_expr")                 /* device=r + 1 */         \
-  X(DeviceNegative, "device_negative")                                    \
-  X(DeviceWorldSizeStart, "device_world_size_start")                      \
-  X(DuplicateName, "duplicate_name")                                      \
-  X(AllToAllVInFor, "all_to_all_v_in_for")                                \
-  X(AllToAllVInWhile, "all_to_all_v_in_while")                            \
-  X(ImplicitAllReduceInLoop, "implicit_allreduce_in_loop")                \
-  X(NestedAllReduce, "nested_allreduce")                                  \
-  X(AllReduceArity, "allreduce_arity")                                    \
-  X(CollectiveNotView, "collective_not_view")                             \
-  X(NoTransitiveCoverage, "no_transitive_coverage")                      \
-  X(OnlyUnplacedDispatch, "only_unplaced_dispatch") /* self.f(x) alone */ \
-  X(DeviceLoopNonconstBounds, "device_loop_nonconst_bounds")              \
-  X(DeviceRangeNegativeStart, "device_range_negative_start")              \
-  X(DeviceRangeTooLarge, "device_range_too_large") /* pl.range(0, 1e5) */ \
-  X(BarrierUncovered, "barrier_uncovered")     /* signal never dispatched */ \
-  X(AllReduceCoreNum, "allreduce_core_num")    /* core_num=0 or negative */ \
-  X(CarriedView, "carried_view")               /* init_values=(view,) */
+#define CDS_GEN_INVALID_KINDS(X)                                                 \
+  X(DeadAlloc, "dead_alloc")                                                     \
+  X(UnconsumedAlloc, "unconsumed_alloc")                                         \
+  X(EmptyCoverage, "empty_coverage") /* only pl.range(0) */                      \
+  X(DeviceStep, "device_step")       /* pl.range(0, 8, 2) */                     \
+  X(DeviceNotLoopVar, "device_not_loop_var")                                     \
+  X(DeviceExpr, "device_expr") /* device=r + 1 */                                \
+  X(DeviceNegative, "device_negative")                                           \
+  X(DeviceWorldSizeStart, "device_world_size_start")                             \
+  X(DuplicateName, "duplicate_name")                                             \
+  X(AllToAllVInFor, "all_to_all_v_in_for")                                       \
+  X(AllToAllVInWhile, "all_to_all_v_in_while")                                   \
+  X(ImplicitAllReduceInLoop, "implicit_allreduce_in_loop")                       \
+  X(NestedAllReduce, "nested_allreduce")                                         \
+  X(AllReduceArity, "allreduce_arity")                                           \
+  X(CollectiveNotView, "collective_not_view")                                    \
+  X(NoTransitiveCoverage, "no_transitive_coverage")                              \
+  X(OnlyUnplacedDispatch, "only_unplaced_dispatch") /* self.f(x) alone */        \
+  X(DeviceLoopNonconstBounds, "device_loop_nonconst_bounds")                     \
+  X(DeviceRangeNegativeStart, "device_range_negative_start")                     \
+  X(DeviceRangeTooLarge, "device_range_too_large") /* pl.range(0, 1e5) */        \
+  X(BarrierUncovered, "barrier_uncovered")         /* signal never dispatched */ \
+  X(AllReduceCoreNum, "allreduce_core_num")        /* core_num=0 or negative */  \
+  X(CarriedView, "carried_view")                   /* init_values=(view,) */
 
 enum class InvalidKind : uint8_t {
 #define CDS_GEN_INVALID_ENUM(N, S) k##N,
@@ -472,9 +479,9 @@ struct InvalidSpec {
   InvalidKind kind = InvalidKind::kDeadAlloc;
   Stage text_stage = Stage::kMaterialize;  // for ParseProgram(RenderText(m)) + pipeline
   Stage ir_stage = Stage::kMaterialize;    // for RenderIR(m) + pipeline
-  std::string function;                     // the host holding the defect
-  int stmt = -1;                            // the planted statement's id
-  int line = 0;                             // its 1-based line in RenderText(m)
+  std::string function;                    // the host holding the defect
+  int stmt = -1;                           // the planted statement's id
+  int line = 0;                            // its 1-based line in RenderText(m)
   // The diagnostic should contain at least one of these (alloc name or construct).
   std::vector<std::string> message_any_of;
 };

@@ -17,7 +17,8 @@ namespace cds::fuzz::rcgen {
 
 inline rc::Gen<std::vector<uint64_t>> Draws() {
   // Programs need a few hundred draws at rc's default sizes; scale the length up.
-  return rc::gen::scale(6.0, rc::gen::container<std::vector<uint64_t>>(rc::gen::arbitrary<uint64_t>()));
+  return rc::gen::scale(6.0,
+                        rc::gen::container<std::vector<uint64_t>>(rc::gen::arbitrary<uint64_t>()));
 }
 
 // A valid program with its expectation.

@@ -26,18 +26,30 @@ std::string DTypeText(DataType dt) { return fmt::format("pl.{}", ir::DataTypeNam
 
 std::string_view BinOpText(ir::BinaryOp op) {
   switch (op) {
-    case ir::BinaryOp::kAdd: return "+";
-    case ir::BinaryOp::kSub: return "-";
-    case ir::BinaryOp::kMul: return "*";
-    case ir::BinaryOp::kFloorDiv: return "//";
-    case ir::BinaryOp::kFloorMod: return "%";
-    case ir::BinaryOp::kLt: return "<";
-    case ir::BinaryOp::kLe: return "<=";
-    case ir::BinaryOp::kGt: return ">";
-    case ir::BinaryOp::kGe: return ">=";
-    case ir::BinaryOp::kEq: return "==";
-    case ir::BinaryOp::kNe: return "!=";
-    default: break;
+    case ir::BinaryOp::kAdd:
+      return "+";
+    case ir::BinaryOp::kSub:
+      return "-";
+    case ir::BinaryOp::kMul:
+      return "*";
+    case ir::BinaryOp::kFloorDiv:
+      return "//";
+    case ir::BinaryOp::kFloorMod:
+      return "%";
+    case ir::BinaryOp::kLt:
+      return "<";
+    case ir::BinaryOp::kLe:
+      return "<=";
+    case ir::BinaryOp::kGt:
+      return ">";
+    case ir::BinaryOp::kGe:
+      return ">=";
+    case ir::BinaryOp::kEq:
+      return "==";
+    case ir::BinaryOp::kNe:
+      return "!=";
+    default:
+      break;
   }
   CDS_CHECK(false, "binary op without an infix spelling in the generator");
   return "?";
@@ -103,7 +115,8 @@ class TextWriter {
   }
   void Mark(const StmtModel& s) {
     if (lines_ && s.id >= 0) {
-      if (lines_->size() <= static_cast<size_t>(s.id)) lines_->resize(static_cast<size_t>(s.id) + 1, 0);
+      if (lines_->size() <= static_cast<size_t>(s.id))
+        lines_->resize(static_cast<size_t>(s.id) + 1, 0);
       (*lines_)[static_cast<size_t>(s.id)] = line_ + 1;
     }
   }
@@ -126,16 +139,22 @@ class TextWriter {
 
   std::string Expr(const SExpr& e, bool nested = false) const {
     switch (e.kind) {
-      case SExpr::Kind::kConst: return std::to_string(e.constant);
-      case SExpr::Kind::kVar: return Name(e.var);
-      case SExpr::Kind::kWorldSize: return "pld.world_size()";
-      case SExpr::Kind::kBytesOf: return fmt::format("{}.get_byte()", DTypeText(e.dtype));
+      case SExpr::Kind::kConst:
+        return std::to_string(e.constant);
+      case SExpr::Kind::kVar:
+        return Name(e.var);
+      case SExpr::Kind::kWorldSize:
+        return "pld.world_size()";
+      case SExpr::Kind::kBytesOf:
+        return fmt::format("{}.get_byte()", DTypeText(e.dtype));
       case SExpr::Kind::kBinary: {
-        std::string s = fmt::format("{} {} {}", Expr(e.operands[0], true), BinOpText(e.op), Expr(e.operands[1], true));
+        std::string s = fmt::format("{} {} {}", Expr(e.operands[0], true), BinOpText(e.op),
+                                    Expr(e.operands[1], true));
         return nested ? "(" + s + ")" : s;
       }
       // Parenthesized so that a leading `-` never meets a literal (`-5` is a ConstInt).
-      case SExpr::Kind::kNeg: return fmt::format("-({})", Expr(e.operands[0]));
+      case SExpr::Kind::kNeg:
+        return fmt::format("-({})", Expr(e.operands[0]));
       case SExpr::Kind::kSubscript: {
         std::string text = Name(e.var) + "[";
         AppendList(text, e.operands.size(), [&](size_t i) { text += Expr(e.operands[i]); });
@@ -147,7 +166,8 @@ class TextWriter {
         if (e.operands[2].kind != SExpr::Kind::kNone) t += ":" + Expr(e.operands[2]);
         return t;
       }
-      case SExpr::Kind::kNone: return "";
+      case SExpr::Kind::kNone:
+        return "";
       case SExpr::Kind::kTuple: {
         std::string text = "(";
         AppendList(text, e.operands.size(), [&](size_t i) { text += Expr(e.operands[i]); });
@@ -170,15 +190,27 @@ class TextWriter {
   void Function(const FunctionModel& f) {
     std::string deco;
     switch (f.decl) {
-      case DeclForm::kHostLevelRole: deco = "level=pl.Level.HOST, role=pl.Role.Orchestrator"; break;
-      case DeclForm::kHostTypeLevel: deco = "type=pl.FunctionType.Orchestration, level=pl.Level.HOST"; break;
-      case DeclForm::kChipType: deco = "type=pl.FunctionType.Orchestration"; break;
-      case DeclForm::kChipLevelRole: deco = "level=pl.Level.CHIP, role=pl.Role.Orchestrator"; break;
-      case DeclForm::kGraphType: deco = "type=pl.FunctionType.Graph"; break;
+      case DeclForm::kHostLevelRole:
+        deco = "level=pl.Level.HOST, role=pl.Role.Orchestrator";
+        break;
+      case DeclForm::kHostTypeLevel:
+        deco = "type=pl.FunctionType.Orchestration, level=pl.Level.HOST";
+        break;
+      case DeclForm::kChipType:
+        deco = "type=pl.FunctionType.Orchestration";
+        break;
+      case DeclForm::kChipLevelRole:
+        deco = "level=pl.Level.CHIP, role=pl.Role.Orchestrator";
+        break;
+      case DeclForm::kGraphType:
+        deco = "type=pl.FunctionType.Graph";
+        break;
       case DeclForm::kGraphLevelRole:
         deco = "type=pl.FunctionType.Graph, level=pl.Level.CHIP, role=pl.Role.Orchestrator";
         break;
-      case DeclForm::kInCoreType: deco = "type=pl.FunctionType.InCore"; break;
+      case DeclForm::kInCoreType:
+        deco = "type=pl.FunctionType.InCore";
+        break;
     }
     LineF(1, "@pl.function({})", deco);
     std::string params = "self";
@@ -199,25 +231,35 @@ class TextWriter {
   }
 
   std::string AllocText(const AllocModel& a) const {
-    std::string size = a.size_form == SizeForm::kShape
-                           ? fmt::format("[{}], dtype={}", fmt::join(a.shape, ", "), DTypeText(a.dtype))
-                           : Expr(a.size);
-    if (a.dump_form) return fmt::format("pl._dump.alloc_window_buffer({}, name=\"{}\")", size, a.name);
+    std::string size =
+        a.size_form == SizeForm::kShape
+            ? fmt::format("[{}], dtype={}", fmt::join(a.shape, ", "), DTypeText(a.dtype))
+            : Expr(a.size);
+    if (a.dump_form)
+      return fmt::format("pl._dump.alloc_window_buffer({}, name=\"{}\")", size, a.name);
     return fmt::format("pld.alloc_window_buffer({})", size);
   }
 
   std::string LoopText(const LoopModel& l) const {
     switch (l.form) {
-      case LoopForm::kWorldSize: return "pl.range(pld.world_size())";
-      case LoopForm::kWorldSizeExplicit: return "pl.range(0, pld.world_size(), 1)";
+      case LoopForm::kWorldSize:
+        return "pl.range(pld.world_size())";
+      case LoopForm::kWorldSizeExplicit:
+        return "pl.range(0, pld.world_size(), 1)";
       case LoopForm::kWorldSizeTemp:
       case LoopForm::kStopTemp:
-      case LoopForm::kVarBound: return fmt::format("pl.range({})", Name(l.bound_var));
-      case LoopForm::kStop: return fmt::format("pl.range({})", l.stop);
-      case LoopForm::kStartStop: return fmt::format("pl.range({}, {})", l.start, l.stop);
-      case LoopForm::kStartStopStep1: return fmt::format("pl.range({}, {}, 1)", l.start, l.stop);
-      case LoopForm::kStep: return fmt::format("pl.range({}, {}, {})", l.start, l.stop, l.step);
-      case LoopForm::kWorldSizeStart: return fmt::format("pl.range({}, pld.world_size())", l.start);
+      case LoopForm::kVarBound:
+        return fmt::format("pl.range({})", Name(l.bound_var));
+      case LoopForm::kStop:
+        return fmt::format("pl.range({})", l.stop);
+      case LoopForm::kStartStop:
+        return fmt::format("pl.range({}, {})", l.start, l.stop);
+      case LoopForm::kStartStopStep1:
+        return fmt::format("pl.range({}, {}, 1)", l.start, l.stop);
+      case LoopForm::kStep:
+        return fmt::format("pl.range({}, {}, {})", l.start, l.stop, l.step);
+      case LoopForm::kWorldSizeStart:
+        return fmt::format("pl.range({}, pld.world_size())", l.start);
     }
     return "?";
   }
@@ -225,11 +267,15 @@ class TextWriter {
   std::string DeviceText(const DispatchModel& d) const {
     switch (d.form) {
       case DeviceForm::kConst:
-      case DeviceForm::kNegative: return std::to_string(d.constant);
+      case DeviceForm::kNegative:
+        return std::to_string(d.constant);
       case DeviceForm::kLoopVar:
-      case DeviceForm::kNotLoopVar: return Name(d.device_var);
-      case DeviceForm::kExpr: return fmt::format("{} + {}", Name(d.device_var), d.constant);
-      case DeviceForm::kUnplaced: return "";
+      case DeviceForm::kNotLoopVar:
+        return Name(d.device_var);
+      case DeviceForm::kExpr:
+        return fmt::format("{} + {}", Name(d.device_var), d.constant);
+      case DeviceForm::kUnplaced:
+        return "";
     }
     return "?";
   }
@@ -266,7 +312,8 @@ class TextWriter {
       case CollKind::kBroadcast:
         arg("root={}", c.root);
         break;
-      default: break;
+      default:
+        break;
     }
     text += ')';
     return text;
@@ -328,7 +375,8 @@ class TextWriter {
           for (const SExpr& i : l.inits) inits.push_back(Expr(i));
           const char* one = names.size() == 1 ? "," : "";
           target = fmt::format("{}, ({}{})", target, fmt::join(names, ", "), one);
-          loop = fmt::format("{}, init_values=({}{}))", loop.substr(0, loop.size() - 1), fmt::join(inits, ", "), one);
+          loop = fmt::format("{}, init_values=({}{}))", loop.substr(0, loop.size() - 1),
+                             fmt::join(inits, ", "), one);
         }
         LineF(indent, "for {} in {}:", target, loop);
         Body(s.body, indent + 1);
@@ -344,8 +392,9 @@ class TextWriter {
         break;
       }
       case StmtKind::kScope:
-        Line(indent, s.flag ? fmt::format("with pl.at(name_hint=\"s{}\", tag={}):", s.id, Expr(s.expr))
-                            : std::string("with pl.manual_scope():"));
+        Line(indent, s.flag
+                         ? fmt::format("with pl.at(name_hint=\"s{}\", tag={}):", s.id, Expr(s.expr))
+                         : std::string("with pl.manual_scope():"));
         Body(s.body, indent + 1);
         break;
       case StmtKind::kOpaque: {
@@ -364,8 +413,8 @@ class TextWriter {
       case StmtKind::kUnpack: {
         std::vector<std::string> names;
         for (int d : s.defs) names.push_back(Name(d));
-        Line(indent, fmt::format("{}{} = pl.split({}, {})", fmt::join(names, ", "), names.size() == 1 ? "," : "",
-                                 Name(s.src), s.defs.size()));
+        Line(indent, fmt::format("{}{} = pl.split({}, {})", fmt::join(names, ", "),
+                                 names.size() == 1 ? "," : "", Name(s.src), s.defs.size()));
         break;
       }
       case StmtKind::kSubscriptAssign:
@@ -446,7 +495,8 @@ class IRBuilder {
   }
 
   ExprPtr Use(int v) {
-    CDS_CHECK(vars_[v] != nullptr, fmt::format("value '{}' used before its definition", m_.values[v].name));
+    CDS_CHECK(vars_[v] != nullptr,
+              fmt::format("value '{}' used before its definition", m_.values[v].name));
     return vars_[v];
   }
 
@@ -459,14 +509,20 @@ class IRBuilder {
 
   ExprPtr Expr(const SExpr& e) {
     switch (e.kind) {
-      case SExpr::Kind::kConst: return ir::Int(e.constant);
-      case SExpr::Kind::kVar: return Use(e.var);
-      case SExpr::Kind::kWorldSize: return WorldSize();
-      case SExpr::Kind::kBytesOf: return ir::Int(ir::DataTypeBytes(e.dtype));
-      case SExpr::Kind::kBinary: return BinaryOf(e.op, Expr(e.operands[0]), Expr(e.operands[1]));
+      case SExpr::Kind::kConst:
+        return ir::Int(e.constant);
+      case SExpr::Kind::kVar:
+        return Use(e.var);
+      case SExpr::Kind::kWorldSize:
+        return WorldSize();
+      case SExpr::Kind::kBytesOf:
+        return ir::Int(ir::DataTypeBytes(e.dtype));
+      case SExpr::Kind::kBinary:
+        return BinaryOf(e.op, Expr(e.operands[0]), Expr(e.operands[1]));
       case SExpr::Kind::kNeg: {
         ExprPtr x = Expr(e.operands[0]);
-        if (IsUnknown(x)) return ir::MakeNode<ir::UnaryExpr>(ir::UnaryOp::kNeg, x, ir::UnknownType::Get());
+        if (IsUnknown(x))
+          return ir::MakeNode<ir::UnaryExpr>(ir::UnaryOp::kNeg, x, ir::UnknownType::Get());
         return ir::Unary(ir::UnaryOp::kNeg, std::move(x));
       }
       case SExpr::Kind::kSubscript: {
@@ -476,8 +532,10 @@ class IRBuilder {
         return ir::MakeNode<ir::Subscript>(Use(e.var), std::move(idx), ir::UnknownType::Get());
       }
       case SExpr::Kind::kSlice:
-        return ir::MakeNode<ir::Slice>(Expr(e.operands[0]), Expr(e.operands[1]), Expr(e.operands[2]));
-      case SExpr::Kind::kNone: return nullptr;
+        return ir::MakeNode<ir::Slice>(Expr(e.operands[0]), Expr(e.operands[1]),
+                                       Expr(e.operands[2]));
+      case SExpr::Kind::kNone:
+        return nullptr;
       case SExpr::Kind::kTuple: {
         std::vector<ExprPtr> elements;
         elements.reserve(e.operands.size());
@@ -493,7 +551,9 @@ class IRBuilder {
     return ir::MakeNode<ir::MakeTuple>(std::move(elements), /*parenthesized=*/true);
   }
 
-  static bool IsUnknown(const ExprPtr& e) { return e && e->type && e->type->kind() == ir::NodeKind::kUnknownType; }
+  static bool IsUnknown(const ExprPtr& e) {
+    return e && e->type && e->type->kind() == ir::NodeKind::kUnknownType;
+  }
 
   // The parser's rule for operands of unknown type (subscripts): the result is BOOL
   // for comparisons and logic, unknown otherwise.
@@ -508,8 +568,11 @@ class IRBuilder {
       case ir::BinaryOp::kGt:
       case ir::BinaryOp::kGe:
       case ir::BinaryOp::kAnd:
-      case ir::BinaryOp::kOr: logical = true; break;
-      default: break;
+      case ir::BinaryOp::kOr:
+        logical = true;
+        break;
+      default:
+        break;
     }
     ir::TypePtr t = logical ? ir::ScalarTy(DataType::kBool) : ir::TypePtr(ir::UnknownType::Get());
     return ir::MakeNode<ir::BinaryExpr>(op, std::move(a), std::move(b), std::move(t));
@@ -518,11 +581,15 @@ class IRBuilder {
   static std::optional<ir::FunctionType> TypeOf(DeclForm d) {
     switch (d) {
       case DeclForm::kHostTypeLevel:
-      case DeclForm::kChipType: return ir::FunctionType::kOrchestration;
+      case DeclForm::kChipType:
+        return ir::FunctionType::kOrchestration;
       case DeclForm::kGraphType:
-      case DeclForm::kGraphLevelRole: return ir::FunctionType::kGraph;
-      case DeclForm::kInCoreType: return ir::FunctionType::kInCore;
-      default: return std::nullopt;
+      case DeclForm::kGraphLevelRole:
+        return ir::FunctionType::kGraph;
+      case DeclForm::kInCoreType:
+        return ir::FunctionType::kInCore;
+      default:
+        return std::nullopt;
     }
   }
 
@@ -530,11 +597,20 @@ class IRBuilder {
     std::optional<ir::Level> level;
     std::optional<ir::Role> role;
     switch (f.decl) {
-      case DeclForm::kHostLevelRole: level = ir::Level::kHost; role = ir::Role::kOrchestrator; break;
-      case DeclForm::kHostTypeLevel: level = ir::Level::kHost; break;
+      case DeclForm::kHostLevelRole:
+        level = ir::Level::kHost;
+        role = ir::Role::kOrchestrator;
+        break;
+      case DeclForm::kHostTypeLevel:
+        level = ir::Level::kHost;
+        break;
       case DeclForm::kChipLevelRole:
-      case DeclForm::kGraphLevelRole: level = ir::Level::kChip; role = ir::Role::kOrchestrator; break;
-      default: break;
+      case DeclForm::kGraphLevelRole:
+        level = ir::Level::kChip;
+        role = ir::Role::kOrchestrator;
+        break;
+      default:
+        break;
     }
     const ir::FunctionType type = TypeOf(f.decl).value_or(ir::FunctionType::kOpaque);
     std::vector<VarPtr> params;
@@ -558,8 +634,8 @@ class IRBuilder {
       body = Body(f.body);
       if (return_type_) ret_types.push_back(return_type_);
     }
-    return ir::MakeNode<ir::Function>(f.name, std::move(params), std::move(dirs), std::move(ret_types),
-                                                std::move(body), type, level, role);
+    return ir::MakeNode<ir::Function>(f.name, std::move(params), std::move(dirs),
+                                      std::move(ret_types), std::move(body), type, level, role);
   }
 
   ir::SeqStmtsPtr Body(const std::vector<StmtModel>& body) {
@@ -577,11 +653,15 @@ class IRBuilder {
   ExprPtr Device(const DispatchModel& d) {
     switch (d.form) {
       case DeviceForm::kConst:
-      case DeviceForm::kNegative: return ir::Int(d.constant);
+      case DeviceForm::kNegative:
+        return ir::Int(d.constant);
       case DeviceForm::kLoopVar:
-      case DeviceForm::kNotLoopVar: return Use(d.device_var);
-      case DeviceForm::kExpr: return ir::Add(Use(d.device_var), ir::Int(d.constant));
-      case DeviceForm::kUnplaced: return nullptr;  // MakeFunctionCall then sets no device attr
+      case DeviceForm::kNotLoopVar:
+        return Use(d.device_var);
+      case DeviceForm::kExpr:
+        return ir::Add(Use(d.device_var), ir::Int(d.constant));
+      case DeviceForm::kUnplaced:
+        return nullptr;  // MakeFunctionCall then sets no device attr
     }
     return nullptr;
   }
@@ -589,8 +669,10 @@ class IRBuilder {
   ExprPtr Dispatch(const DispatchModel& d, ExprPtr first_arg = nullptr) {
     std::vector<ExprPtr> args;
     args.reserve(d.args.size());
-    for (size_t i = 0; i < d.args.size(); ++i) args.push_back(i == 0 && first_arg ? first_arg : Use(d.args[i]));
-    return ir::MakeFunctionCall(m_.functions[d.callee].name, std::move(args), Device(d), ReturnTypeOf(d.callee));
+    for (size_t i = 0; i < d.args.size(); ++i)
+      args.push_back(i == 0 && first_arg ? first_arg : Use(d.args[i]));
+    return ir::MakeFunctionCall(m_.functions[d.callee].name, std::move(args), Device(d),
+                                ReturnTypeOf(d.callee));
   }
 
   ExprPtr Collective(const CollectiveModel& c) {
@@ -606,9 +688,14 @@ class IRBuilder {
         if (core_num) kw.emplace_back("core_num", c.core_num);
         break;
       }
-      case CollKind::kReduceScatter: kw.emplace_back("op", ir::EnumAttr{kReduceSum}); break;
-      case CollKind::kBroadcast: kw.emplace_back("root", c.root); break;
-      default: break;
+      case CollKind::kReduceScatter:
+        kw.emplace_back("op", ir::EnumAttr{kReduceSum});
+        break;
+      case CollKind::kBroadcast:
+        kw.emplace_back("root", c.root);
+        break;
+      default:
+        break;
     }
     if (IsCollectiveKernel(m_.functions[c.function])) {
       // The kernel-level type rules as the generator states them (all_to_all(_v)
@@ -626,8 +713,9 @@ class IRBuilder {
     if (c.kind == CollKind::kAllReduce && c.args.size() > 2) {
       // The registry rejects this arity; the synthesis pass must reject it too.
       ir::TypePtr t = args[0]->type;
-      return ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp(ir::ops::kAllReduce), std::move(args),
-                                              std::move(kw), ir::ExprAttrList{}, std::move(t));
+      return ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp(ir::ops::kAllReduce),
+                                    std::move(args), std::move(kw), ir::ExprAttrList{},
+                                    std::move(t));
     }
     return ir::MakeOpCall(CollOpName(c.kind), std::move(args), std::move(kw));
   }
@@ -656,20 +744,26 @@ class IRBuilder {
       }
       case StmtKind::kView: {
         const ValueModel& v = m_.values[s.def];
-        ExprPtr call = ir::MakeOpCall(ir::ops::kWindow, {Use(m_.allocs[s.ref].var), ir::Tuple(Shape(v.sig))},
-                                      {{"dtype", v.sig.dtype}});
+        ExprPtr call =
+            ir::MakeOpCall(ir::ops::kWindow, {Use(m_.allocs[s.ref].var), ir::Tuple(Shape(v.sig))},
+                           {{"dtype", v.sig.dtype}});
         return Bind(s, std::move(call));
       }
-      case StmtKind::kAlias: return Bind(s, Use(s.src));
-      case StmtKind::kScalar: return Bind(s, Expr(s.expr));
-      case StmtKind::kDispatch: return Bind(s, Dispatch(m_.dispatches[s.ref]));
+      case StmtKind::kAlias:
+        return Bind(s, Use(s.src));
+      case StmtKind::kScalar:
+        return Bind(s, Expr(s.expr));
+      case StmtKind::kDispatch:
+        return Bind(s, Dispatch(m_.dispatches[s.ref]));
       case StmtKind::kCollective: {
         const CollectiveModel& c = m_.collectives[s.ref];
         ExprPtr call = Collective(c);
         switch (c.nested) {
-          case CollectiveModel::Nest::kNone: return Bind(s, std::move(call));
+          case CollectiveModel::Nest::kNone:
+            return Bind(s, std::move(call));
           case CollectiveModel::Nest::kTensorAdd:
-            return Bind(s, ir::MakeOpCall(ir::ops::kTensorAdd, {std::move(call), Use(c.nest_other)}));
+            return Bind(s,
+                        ir::MakeOpCall(ir::ops::kTensorAdd, {std::move(call), Use(c.nest_other)}));
           case CollectiveModel::Nest::kDispatch:
             return Bind(s, Dispatch(m_.dispatches[c.nest_other], std::move(call)));
           case CollectiveModel::Nest::kTuple:
@@ -682,13 +776,26 @@ class IRBuilder {
         ExprPtr start = ir::Int(l.start), step = ir::Int(l.step), stop;
         switch (l.form) {
           case LoopForm::kWorldSize:
-          case LoopForm::kWorldSizeExplicit: start = ir::Int(0); stop = WorldSize(); break;
-          case LoopForm::kWorldSizeStart: stop = WorldSize(); break;
+          case LoopForm::kWorldSizeExplicit:
+            start = ir::Int(0);
+            stop = WorldSize();
+            break;
+          case LoopForm::kWorldSizeStart:
+            stop = WorldSize();
+            break;
           case LoopForm::kWorldSizeTemp:
           case LoopForm::kStopTemp:
-          case LoopForm::kVarBound: start = ir::Int(0); stop = Use(l.bound_var); break;
-          case LoopForm::kStop: start = ir::Int(0); stop = ir::Int(l.stop); break;
-          default: stop = ir::Int(l.stop); break;
+          case LoopForm::kVarBound:
+            start = ir::Int(0);
+            stop = Use(l.bound_var);
+            break;
+          case LoopForm::kStop:
+            start = ir::Int(0);
+            stop = ir::Int(l.stop);
+            break;
+          default:
+            stop = ir::Int(l.stop);
+            break;
         }
         VarPtr var = Def(l.var, ir::ScalarTy(DataType::kIndex));
         if (!l.iter_args.empty()) {
@@ -703,31 +810,34 @@ class IRBuilder {
           ir::SeqStmtsPtr body = Body(s.body);
           std::vector<VarPtr> results;
           results.reserve(l.results.size());
-          for (size_t i = 0; i < l.results.size(); ++i) results.push_back(Def(l.results[i], ias[i]->type));
-          auto f = ir::MakeNode<ir::ForStmt>(std::move(var), std::move(start), std::move(stop), std::move(step),
-                                                 std::move(body));
+          for (size_t i = 0; i < l.results.size(); ++i)
+            results.push_back(Def(l.results[i], ias[i]->type));
+          auto f = ir::MakeNode<ir::ForStmt>(std::move(var), std::move(start), std::move(stop),
+                                             std::move(step), std::move(body));
           f->iter_args = std::move(ias);
           f->return_vars = std::move(results);
           return f;
         }
         if (l.kind == LoopKind::kRange) {
-          return ir::For(std::move(var), std::move(start), std::move(stop), std::move(step), Body(s.body));
+          return ir::For(std::move(var), std::move(start), std::move(stop), std::move(step),
+                         Body(s.body));
         }
-        const ir::ForKind kind = l.kind == LoopKind::kUnroll ? ir::ForKind::kUnroll : ir::ForKind::kParallel;
+        const ir::ForKind kind =
+            l.kind == LoopKind::kUnroll ? ir::ForKind::kUnroll : ir::ForKind::kParallel;
         return ir::MakeNode<ir::ForStmt>(std::move(var), std::move(start), std::move(stop),
-                                                   std::move(step), Body(s.body), kind);
+                                         std::move(step), Body(s.body), kind);
       }
       case StmtKind::kScope: {
         if (!s.flag) {
-          return ir::MakeNode<ir::ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{}, ir::KwargList{},
-                                                       nullptr, Body(s.body));
+          return ir::MakeNode<ir::ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{},
+                                             ir::KwargList{}, nullptr, Body(s.body));
         }
         ir::KwargList kw;
         kw.reserve(2);
         kw.emplace_back("name_hint", fmt::format("s{}", s.id));
         kw.emplace_back("tag", Expr(s.expr));
         return ir::MakeNode<ir::ScopeStmt>("pl.at", std::vector<ExprPtr>{}, std::move(kw), nullptr,
-                                                     Body(s.body));
+                                           Body(s.body));
       }
       case StmtKind::kOpaque: {
         // An op the registry does not model: Op(name, info = nullptr), type unknown.
@@ -740,14 +850,17 @@ class IRBuilder {
         if (s.flag) {
           kw.reserve(2);
           kw.emplace_back("tag", Expr(s.expr));
-          kw.emplace_back("deps", ExprPtr(ir::MakeNode<ir::MakeTuple>(std::vector<ExprPtr>{Use(s.src)})));
+          kw.emplace_back("deps",
+                          ExprPtr(ir::MakeNode<ir::MakeTuple>(std::vector<ExprPtr>{Use(s.src)})));
         }
-        return ir::Eval(ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp("pl.touch"), std::move(args),
-                                                         std::move(kw), ir::ExprAttrList{}, ir::UnknownType::Get()));
+        return ir::Eval(ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp("pl.touch"),
+                                               std::move(args), std::move(kw), ir::ExprAttrList{},
+                                               ir::UnknownType::Get()));
       }
       case StmtKind::kUnpack: {
         ExprPtr call = ir::MakeNode<ir::Call>(
-            ir::OpRegistry::Get().GetOp("pl.split"), std::vector<ExprPtr>{Use(s.src), ir::Int(static_cast<int64_t>(s.defs.size()))},
+            ir::OpRegistry::Get().GetOp("pl.split"),
+            std::vector<ExprPtr>{Use(s.src), ir::Int(static_cast<int64_t>(s.defs.size()))},
             ir::KwargList{}, ir::ExprAttrList{}, ir::UnknownType::Get());
         std::vector<VarPtr> vars;
         vars.reserve(s.defs.size());
@@ -776,7 +889,8 @@ class IRBuilder {
       }
       case StmtKind::kTensorCreate: {
         const TensorSig& sig = m_.values[s.def].sig;
-        return Bind(s, ir::MakeOpCall(ir::ops::kTensorCreate, {ir::Tuple(Shape(sig))}, {{"dtype", sig.dtype}}));
+        return Bind(s, ir::MakeOpCall(ir::ops::kTensorCreate, {ir::Tuple(Shape(sig))},
+                                      {{"dtype", sig.dtype}}));
       }
       case StmtKind::kTensorAdd:
         return Bind(s, ir::MakeOpCall(ir::ops::kTensorAdd, {Use(s.src), Use(s.src2)}));
@@ -807,7 +921,8 @@ std::string AssignLines(ProgramModel& m) {
   TextWriter w(m, &lines);
   std::string text = w.Render();
   m.stmt_lines = std::move(lines);
-  for (size_t i = 0; i < m.functions.size() && i < w.def_lines_.size(); ++i) m.functions[i].line = w.def_lines_[i];
+  for (size_t i = 0; i < m.functions.size() && i < w.def_lines_.size(); ++i)
+    m.functions[i].line = w.def_lines_[i];
   return text;
 }
 

@@ -52,32 +52,37 @@ std::vector<std::string> ConsistencyProblems(const GeneratedProgram& p) {
   const ProgramModel& m = p.model;
   std::map<std::string, size_t> synthesized;
   for (const auto& s : p.expect.signals) synthesized[s.function]++;
-  if (p.expect.functions.size() != m.HostFunctions().size()) out.push_back("not one entry per host orchestrator");
+  if (p.expect.functions.size() != m.HostFunctions().size())
+    out.push_back("not one entry per host orchestrator");
   for (size_t i = 1; i < p.expect.functions.size(); ++i) {
-    if (!(p.expect.functions[i - 1].name < p.expect.functions[i].name)) out.push_back("hosts not in name order");
+    if (!(p.expect.functions[i - 1].name < p.expect.functions[i].name))
+      out.push_back("hosts not in name order");
   }
   for (const FunctionExpect& f : p.expect.functions) {
     const int h = m.FindFunction(f.name);
     size_t allocs = 0;
     for (const AllocModel& a : m.allocs) allocs += a.function == h;
     if (f.allocs.size() != allocs + synthesized[f.name]) {
-      out.push_back(fmt::format("{}: {} allocs expected, model has {} + {}", f.name, f.allocs.size(), allocs,
-                                synthesized[f.name]));
+      out.push_back(fmt::format("{}: {} allocs expected, model has {} + {}", f.name,
+                                f.allocs.size(), allocs, synthesized[f.name]));
     }
     std::map<std::string, int> seen;
     for (size_t s = 0; s < f.scopes.size(); ++s) {
       const ScopeExpect& scope = f.scopes[s];
-      if (scope.name != fmt::format("comm_d{}", s)) out.push_back(f.name + ": scope misnamed " + scope.name);
+      if (scope.name != fmt::format("comm_d{}", s))
+        out.push_back(f.name + ": scope misnamed " + scope.name);
       if (scope.slots.empty()) out.push_back(f.name + ": empty scope " + scope.name);
       if (scope.devices.Empty()) out.push_back(f.name + ": scope with no devices " + scope.name);
       for (size_t t = 0; t < s; ++t) {
-        if (f.scopes[t].devices == scope.devices) out.push_back(f.name + ": two scopes with equal devices");
+        if (f.scopes[t].devices == scope.devices)
+          out.push_back(f.name + ": two scopes with equal devices");
       }
       for (const auto& slot : scope.slots) seen[slot]++;
     }
     int last_scope = -1;
     for (const AllocExpect& a : f.allocs) {
-      if (seen[a.name] != 1) out.push_back(fmt::format("{}: alloc {} in {} scopes", f.name, a.name, seen[a.name]));
+      if (seen[a.name] != 1)
+        out.push_back(fmt::format("{}: alloc {} in {} scopes", f.name, a.name, seen[a.name]));
       if (a.scope < 0 || a.scope >= static_cast<int>(f.scopes.size())) {
         out.push_back(f.name + ": alloc without scope " + a.name);
         continue;
@@ -85,7 +90,8 @@ std::vector<std::string> ConsistencyProblems(const GeneratedProgram& p) {
       if (!(f.scopes[a.scope].devices == a.coverage.ToDeviceSet()))
         out.push_back(f.name + ": scope devices != coverage of " + a.name);
       // Scopes open in source order of their first alloc.
-      if (a.scope > last_scope + 1) out.push_back(f.name + ": scope order does not follow source order");
+      if (a.scope > last_scope + 1)
+        out.push_back(f.name + ": scope order does not follow source order");
       last_scope = std::max(last_scope, a.scope);
     }
   }
@@ -156,8 +162,8 @@ TEST(GenValid, RenderIRIsWellFormed) {
     for (uint64_t seed = 1; seed <= 150; ++seed) {
       GeneratedProgram p = Generate(seed, Sized(size));
       std::vector<std::string> problems = testing::WellFormedProblems(p.ir);
-      ASSERT_TRUE(problems.empty()) << fmt::format("seed {} size {}: {}\n", seed, size, fmt::join(problems, "\n"))
-                                    << p.text;
+      ASSERT_TRUE(problems.empty())
+          << fmt::format("seed {} size {}: {}\n", seed, size, fmt::join(problems, "\n")) << p.text;
     }
   }
 }
@@ -210,8 +216,9 @@ TEST(GenValid, ExpectationIsConsistent) {
     for (uint64_t seed = 1; seed <= 200; ++seed) {
       GeneratedProgram p = Generate(seed, Sized(size));
       std::vector<std::string> problems = ConsistencyProblems(p);
-      ASSERT_TRUE(problems.empty()) << fmt::format("seed {} size {}: {}\n", seed, size, fmt::join(problems, "\n"))
-                                    << Describe(p);
+      ASSERT_TRUE(problems.empty())
+          << fmt::format("seed {} size {}: {}\n", seed, size, fmt::join(problems, "\n"))
+          << Describe(p);
     }
   }
 }
@@ -226,7 +233,8 @@ TEST(GenValid, LinesPointAtStatements) {
     }
     for (const DispatchModel& d : p.model.dispatches) {
       const std::string line = LineOf(p.text, p.model.stmt_lines[d.stmt]);
-      EXPECT_NE(line.find("self." + p.model.functions[d.callee].name + "("), std::string::npos) << line;
+      EXPECT_NE(line.find("self." + p.model.functions[d.callee].name + "("), std::string::npos)
+          << line;
     }
     for (const FunctionModel& f : p.model.functions) {
       EXPECT_NE(LineOf(p.text, f.line).find("def " + f.name + "("), std::string::npos);
@@ -246,7 +254,8 @@ void ExpectEveryFeatureInFivePercent(const GenOptions& options) {
   }
   for (size_t f = 0; f < kNumFeatures; ++f) {
     if (!options.features.test(f)) continue;
-    EXPECT_GE(used[f] * 20, n) << FeatureName(static_cast<Feature>(f)) << ": " << used[f] << "/" << n;
+    EXPECT_GE(used[f] * 20, n) << FeatureName(static_cast<Feature>(f)) << ": " << used[f] << "/"
+                               << n;
   }
 }
 
@@ -515,7 +524,8 @@ std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
     case InvalidKind::kEmptyCoverage:
     case InvalidKind::kOnlyUnplacedDispatch:
       return {"pld.alloc_window_buffer(", p.invalid->message_any_of[0] + " = "};
-    case InvalidKind::kDuplicateName: return {"pl._dump.alloc_window_buffer(", "name=\""};
+    case InvalidKind::kDuplicateName:
+      return {"pl._dump.alloc_window_buffer(", "name=\""};
     case InvalidKind::kDeviceStep:
     case InvalidKind::kDeviceNotLoopVar:
     case InvalidKind::kDeviceExpr:
@@ -523,18 +533,24 @@ std::vector<std::string> PlantedTokens(const GeneratedProgram& p) {
     case InvalidKind::kDeviceWorldSizeStart:
     case InvalidKind::kDeviceLoopNonconstBounds:
     case InvalidKind::kDeviceRangeNegativeStart:
-    case InvalidKind::kDeviceRangeTooLarge: return {"self.", "device="};
-    case InvalidKind::kBarrierUncovered: return {"pld.tensor.barrier("};
+    case InvalidKind::kDeviceRangeTooLarge:
+      return {"self.", "device="};
+    case InvalidKind::kBarrierUncovered:
+      return {"pld.tensor.barrier("};
     case InvalidKind::kAllToAllVInFor:
-    case InvalidKind::kAllToAllVInWhile: return {"pld.tensor.all_to_all_v("};
-    case InvalidKind::kNestedAllReduce: return {"(pld.tensor.allreduce("};
-    case InvalidKind::kCarriedView: return {"for ", "init_values=("};
+    case InvalidKind::kAllToAllVInWhile:
+      return {"pld.tensor.all_to_all_v("};
+    case InvalidKind::kNestedAllReduce:
+      return {"(pld.tensor.allreduce("};
+    case InvalidKind::kCarriedView:
+      return {"for ", "init_values=("};
     // An allreduce, or a broadcast where the data is not FP16 or FP32; the message
     // names the op.
     case InvalidKind::kCollectiveNotView:
     case InvalidKind::kNoTransitiveCoverage:
       return {"pld.tensor." + p.invalid->message_any_of[0] + "("};
-    default: return {"pld.tensor.allreduce("};
+    default:
+      return {"pld.tensor.allreduce("};
   }
 }
 
@@ -547,8 +563,8 @@ TEST(GenInvalid, PlantedLineHoldsTheConstruct) {
       const std::string line = LineOf(p.text, p.invalid->line);
       for (const std::string& tok : PlantedTokens(p)) {
         EXPECT_NE(line.find(tok), std::string::npos)
-            << InvalidKindName(kind) << " seed " << seed << ": line " << p.invalid->line << " '" << line
-            << "' lacks '" << tok << "'";
+            << InvalidKindName(kind) << " seed " << seed << ": line " << p.invalid->line << " '"
+            << line << "' lacks '" << tok << "'";
       }
       EXPECT_FALSE(p.invalid->message_any_of.empty());
       EXPECT_NE(p.model.FindFunction(p.invalid->function), -1);
@@ -560,7 +576,8 @@ TEST(GenInvalid, ExpectationSeesTheDefect) {
   for (InvalidKind kind : AllInvalidKinds()) {
     for (uint64_t seed = 1; seed <= 25; ++seed) {
       GeneratedProgram p = Generate(seed, Sized(20), kind);
-      EXPECT_FALSE(p.expect.problems.empty()) << InvalidKindName(kind) << " seed " << seed << "\n" << p.text;
+      EXPECT_FALSE(p.expect.problems.empty()) << InvalidKindName(kind) << " seed " << seed << "\n"
+                                              << p.text;
     }
   }
 }
@@ -572,7 +589,8 @@ TEST(GenInvalid, OnlyTheArityDefectEscapesTheRegistry) {
     if (kind == InvalidKind::kAllReduceArity) {
       EXPECT_FALSE(problems.empty());
     } else {
-      EXPECT_TRUE(problems.empty()) << InvalidKindName(kind) << ": " << fmt::format("{}", fmt::join(problems, "\n"));
+      EXPECT_TRUE(problems.empty())
+          << InvalidKindName(kind) << ": " << fmt::format("{}", fmt::join(problems, "\n"));
     }
   }
 }
@@ -589,7 +607,8 @@ void ExpectParsesToRenderIR(const GeneratedProgram& p, const std::string& what) 
     FAIL() << what << ": parse error: " << e.Format() << "\n" << p.text;
   }
   ir::EqualityResult r = ir::StructuralEqualWhere(parsed, p.ir);
-  EXPECT_TRUE(r.equal) << what << ": parse(RenderText) != RenderIR at " << r.path << ": " << r.reason << "\n"
+  EXPECT_TRUE(r.equal) << what << ": parse(RenderText) != RenderIR at " << r.path << ": "
+                       << r.reason << "\n"
                        << p.text;
   if (r.equal) EXPECT_EQ(ir::StructuralHash(parsed), ir::StructuralHash(p.ir)) << what;
 }
@@ -597,7 +616,8 @@ void ExpectParsesToRenderIR(const GeneratedProgram& p, const std::string& what) 
 TEST(GenParser, ParseOfTextEqualsRenderIR) {
   for (int size : {6, 24, 60}) {
     for (uint64_t seed = 1; seed <= 60; ++seed) {
-      ExpectParsesToRenderIR(Generate(seed, Sized(size)), fmt::format("seed {} size {}", seed, size));
+      ExpectParsesToRenderIR(Generate(seed, Sized(size)),
+                             fmt::format("seed {} size {}", seed, size));
       if (::testing::Test::HasFailure()) return;
     }
   }

@@ -100,8 +100,8 @@ class Generator {
     std::optional<Role> role;
     if (c_.Coin()) role = static_cast<Role>(c_.Next(2));
     return ir::MakeNode<const ir::Function>(name, std::move(params), std::move(dirs),
-                                                std::move(rets), Seq(std::move(stmts)), ft, level,
-                                                role);
+                                            std::move(rets), Seq(std::move(stmts)), ft, level,
+                                            role);
   }
 
   // --- types -------------------------------------------------------------
@@ -182,8 +182,7 @@ class Generator {
         for (int i = 0; i < n; ++i) elems.push_back(Scalar(s, depth + 1));
         int64_t idx = c_.Next(static_cast<uint32_t>(n));
         ExprPtr tup = Tuple(elems);
-        return ir::MakeNode<const TupleGetItem>(tup, idx,
-                                                    elems[static_cast<size_t>(idx)]->type);
+        return ir::MakeNode<const TupleGetItem>(tup, idx, elems[static_cast<size_t>(idx)]->type);
       }
     }
   }
@@ -203,8 +202,7 @@ class Generator {
         std::vector<ExprPtr> idx = {
             ir::MakeNode<const Slice>(Int(0), Int(1 + c_.Next(8)), nullptr)};
         if (c_.Coin()) idx.push_back(Scalar(s, depth + 1));
-        return ir::MakeNode<const Subscript>(Pick(s.tensors), std::move(idx),
-                                                 UnknownType::Get());
+        return ir::MakeNode<const Subscript>(Pick(s.tensors), std::move(idx), UnknownType::Get());
       }
       default:
         return Str("s" + std::to_string(c_.Next(3)));
@@ -252,7 +250,7 @@ class Generator {
     for (int i = 0; i < n; ++i) args.push_back(Arg(s, depth + 1));
     TypePtr t = c_.Coin() ? UnknownType::Get() : AnyType(s, depth + 1);
     return ir::MakeNode<const Call>(OpRegistry::Get().GetOp(Pick(kOps)), std::move(args),
-                                        Kwargs(s, depth), ExprAttrList{}, std::move(t));
+                                    Kwargs(s, depth), ExprAttrList{}, std::move(t));
   }
 
   CallPtr Dispatch(const Scope& s, int depth) {
@@ -337,17 +335,16 @@ class Generator {
         if (as) inner.tensors.push_back(as);
         KwargList kw = Kwargs(s, depth);
         return ir::MakeNode<const ScopeStmt>(as ? "pl.at" : "pl.manual_scope",
-                                                 std::vector<ExprPtr>{}, std::move(kw), as,
-                                                 Block(inner, depth + 1));
+                                             std::vector<ExprPtr>{}, std::move(kw), as,
+                                             Block(inner, depth + 1));
       }
       default: {
         // out[0:k] = value
         if (s.tensors.empty()) return Eval(Scalar(s, depth));
-        auto target =
-            ir::MakeNode<const Subscript>(Pick(s.tensors),
-                                              std::vector<ExprPtr>{ir::MakeNode<const Slice>(
-                                                  Int(0), Int(1 + c_.Next(4)), nullptr)},
-                                              UnknownType::Get());
+        auto target = ir::MakeNode<const Subscript>(
+            Pick(s.tensors),
+            std::vector<ExprPtr>{ir::MakeNode<const Slice>(Int(0), Int(1 + c_.Next(4)), nullptr)},
+            UnknownType::Get());
         return ir::MakeNode<const SubscriptAssignStmt>(target, Arg(s, depth + 1));
       }
     }
@@ -388,7 +385,7 @@ class Generator {
         break;
       default:
         wb = ir::MakeNode<const WindowBuffer>(a.ptr, a.size, a.windows[0]->load_from_host,
-                                                  a.windows[0]->store_to_host);
+                                              a.windows[0]->store_to_host);
         a.windows.push_back(wb);
         break;
     }
@@ -416,8 +413,7 @@ class Generator {
       int n = 1 + static_cast<int>(c_.Next(2));
       for (int i = 0; i < n; ++i) {
         ExprPtr init = Scalar(s, depth + 1);
-        auto ia =
-            ir::MakeNode<const IterArg>(fmt::format("acc{}", counter_++), init->type, init);
+        auto ia = ir::MakeNode<const IterArg>(fmt::format("acc{}", counter_++), init->type, init);
         iter_args.push_back(ia);
         inner.scalars.push_back(ia);
         return_vars.push_back(Fresh("out", init->type));
@@ -431,7 +427,7 @@ class Generator {
       body.push_back(ir::MakeNode<const YieldStmt>(std::move(ys)));
     }
     auto loop = ir::MakeNode<ForStmt>(lv, start, stop, step, Seq(std::move(body)),
-                                          c_.Coin() ? ForKind::kRange : ForKind::kUnroll);
+                                      c_.Coin() ? ForKind::kRange : ForKind::kUnroll);
     loop->iter_args = std::move(iter_args);
     loop->return_vars = return_vars;
     s.scalars.insert(s.scalars.end(), return_vars.begin(), return_vars.end());
@@ -456,8 +452,8 @@ class Generator {
     }
     KwargList attrs = Kwargs(s, depth);
     return ir::MakeNode<const CommDomainScopeStmt>(fmt::format("comm_d{}", c_.Next(3)),
-                                                       std::move(devices), std::move(slots),
-                                                       std::move(attrs), Block(s, depth + 1));
+                                                   std::move(devices), std::move(slots),
+                                                   std::move(attrs), Block(s, depth + 1));
   }
 
   Choices& c_;

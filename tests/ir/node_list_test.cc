@@ -96,13 +96,16 @@ TEST(NodeListTest, GenerateBuildsEachElementFromItsIndex) {
 // and destroyed in place too.
 TEST(NodeListTest, HoldsNonTrivialElements) {
   VarPtr x = IntVar("x");
-  Kwargs kw{{"op", EnumAttr{"pld.ReduceOp.Sum"}}, {"value", ExprPtr(x)},
+  Kwargs kw{{"op", EnumAttr{"pld.ReduceOp.Sum"}},
+            {"value", ExprPtr(x)},
             {"a long name that does not fit the small-string buffer", int64_t{7}}};
   Kwargs copy = kw;
   EXPECT_EQ(x.use_count(), 3);
   EXPECT_TRUE(copy == kw);
   ASSERT_NE(FindKwarg(copy, "value"), nullptr);
-  EXPECT_EQ(std::get<int64_t>(*FindKwarg(kw, "a long name that does not fit the small-string buffer")), 7);
+  EXPECT_EQ(
+      std::get<int64_t>(*FindKwarg(kw, "a long name that does not fit the small-string buffer")),
+      7);
   kw = Kwargs();
   copy.erase(copy.begin() + 1);
   EXPECT_EQ(x.use_count(), 1);

@@ -17,9 +17,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-Span At(int line, int col) {
-  return Span{InternFileName("t.pyir"), line, col};
-}
+Span At(int line, int col) { return Span{InternFileName("t.pyir"), line, col}; }
 
 DataType ScalarDType(const ExprPtr& e) {
   EXPECT_EQ(e->type->kind(), NodeKind::kScalarType);
@@ -111,12 +109,12 @@ TEST(TypeTest, TensorTypeOptionalFieldsDefaultToNull) {
 TEST(TypeTest, DistributedTensorTypeCarriesWindowBuffer) {
   auto buf = MakeVar("buf", PtrType::Get());
   auto wb = ir::MakeNode<const WindowBuffer>(buf, Int(1024), false, true);
-  auto plain = ir::PtrCast<const DistributedTensorType>(
-      DistTensorTy(Shape({256}), DataType::kFP32));
+  auto plain =
+      ir::PtrCast<const DistributedTensorType>(DistTensorTy(Shape({256}), DataType::kFP32));
   EXPECT_EQ(plain->kind(), NodeKind::kDistributedTensorType);
   EXPECT_EQ(plain->window_buffer, nullptr);
-  auto bound = ir::PtrCast<const DistributedTensorType>(
-      DistTensorTy(Shape({256}), DataType::kFP32, wb));
+  auto bound =
+      ir::PtrCast<const DistributedTensorType>(DistTensorTy(Shape({256}), DataType::kFP32, wb));
   EXPECT_EQ(bound->window_buffer, wb);
   EXPECT_EQ(bound->dtype, DataType::kFP32);
   EXPECT_EQ(IntValue(bound->shape[0]), 256);
@@ -323,8 +321,8 @@ TEST(ExprTest, MakeTupleTypeIsTupleOfElementTypes) {
 }
 
 TEST(ExprTest, TupleGetItemSliceSubscript) {
-  auto pair = MakeVar(
-      "pr", ir::MakeNode<const TupleType>(std::vector<TypePtr>{ScalarTy(DataType::kInt8)}));
+  auto pair =
+      MakeVar("pr", ir::MakeNode<const TupleType>(std::vector<TypePtr>{ScalarTy(DataType::kInt8)}));
   TupleGetItem tgi(pair, 0, ScalarTy(DataType::kInt8));
   EXPECT_EQ(tgi.kind(), NodeKind::kTupleGetItem);
   EXPECT_EQ(tgi.tuple, pair);
@@ -520,8 +518,8 @@ TEST(DeviceSetTest, ToString) {
 FunctionPtr Fn(std::string name, FunctionType t, std::optional<Level> level = std::nullopt,
                std::optional<Role> role = std::nullopt) {
   return ir::MakeNode<const Function>(std::move(name), std::vector<VarPtr>{},
-                                          std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-                                          Seq({}), t, level, role);
+                                      std::vector<ParamDirection>{}, std::vector<TypePtr>{},
+                                      Seq({}), t, level, role);
 }
 
 TEST(FunctionTest, FieldsAreKept) {

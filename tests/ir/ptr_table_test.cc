@@ -1,10 +1,10 @@
 // ir::PtrTable, the address-keyed map behind structural equality and hashing.
 
-#include <gtest/gtest.h>
+#include "ir/ptr_table.h"
 
 #include <vector>
 
-#include "ir/ptr_table.h"
+#include <gtest/gtest.h>
 
 namespace cds::ir {
 namespace {

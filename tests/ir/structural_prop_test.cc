@@ -64,7 +64,8 @@ std::vector<uint32_t> RelatedChoices(const std::vector<uint32_t>& ca) {
       return ca;
     case 1: {
       std::vector<uint32_t> cb = ca;
-      if (!cb.empty()) cb[*rc::gen::inRange<size_t>(0, cb.size())] = *rc::gen::inRange<uint32_t>(0, 4);
+      if (!cb.empty())
+        cb[*rc::gen::inRange<size_t>(0, cb.size())] = *rc::gen::inRange<uint32_t>(0, 4);
       return cb;
     }
     default:

@@ -96,9 +96,8 @@ TEST(StructuralEqualTest, NullFieldsAndKinds) {
 
 TEST(StructuralEqualTest, KwargsCompareKeysValuesAndAlternatives) {
   auto call = [](KwargList kw) {
-    return ir::MakeNode<const Call>(OpRegistry::Get().GetOp("pl.opaque"),
-                                        std::vector<ExprPtr>{}, std::move(kw), ExprAttrList{},
-                                        UnknownType::Get());
+    return ir::MakeNode<const Call>(OpRegistry::Get().GetOp("pl.opaque"), std::vector<ExprPtr>{},
+                                    std::move(kw), ExprAttrList{}, UnknownType::Get());
   };
   ExpectEqual(call({{"op", EnumAttr{"pld.ReduceOp.Sum"}}}),
               call({{"op", EnumAttr{"pld.ReduceOp.Sum"}}}));
@@ -186,7 +185,8 @@ TEST(StructuralEqualTest, AllDevicesDiffersFromEverySubset) {
   ExpectDifferent(ScopeOn(DeviceSet::All()), ScopeOn((DeviceSet{false, {0, 1, 2, 3, 4, 5, 6, 7}})));
   ExpectDifferent(ScopeOn((DeviceSet{false, {}})), ScopeOn((DeviceSet{false, {0}})));
   ExpectDifferent(ScopeOn((DeviceSet{false, {0, 1}})), ScopeOn((DeviceSet{false, {0, 2}})));
-  EqualityResult r = StructuralEqualWhere(ScopeOn(DeviceSet::All()), ScopeOn((DeviceSet{false, {}})));
+  EqualityResult r =
+      StructuralEqualWhere(ScopeOn(DeviceSet::All()), ScopeOn((DeviceSet{false, {}})));
   EXPECT_EQ(r.path, "devices");
   EXPECT_EQ(r.reason, "CommDomainScopeStmt.devices: all vs []");
 }
@@ -198,7 +198,7 @@ FunctionPtr Fn(std::string name, std::vector<VarPtr> params, StmtPtr body,
                FunctionType t = FunctionType::kOpaque) {
   std::vector<ParamDirection> dirs(params.size(), ParamDirection::kIn);
   return ir::MakeNode<const Function>(std::move(name), std::move(params), std::move(dirs),
-                                          std::vector<TypePtr>{}, std::move(body), t, level, role);
+                                      std::vector<TypePtr>{}, std::move(body), t, level, role);
 }
 
 TEST(StructuralEqualTest, FunctionAttributesMatter) {
@@ -243,8 +243,8 @@ ProgramPtr PathProgram(ExprPtr last_arg, DataType view_dtype = DataType::kFP32,
   auto data = MakeVar("data", DistTensorTy(Shape({256}), view_dtype));
   auto r = MakeVar("r", UnknownType::Get());
   auto opaque = ir::MakeNode<const Call>(OpRegistry::Get().GetOp("pl.opaque"),
-                                             std::vector<ExprPtr>{data, std::move(last_arg)},
-                                             KwargList{}, ExprAttrList{}, UnknownType::Get());
+                                         std::vector<ExprPtr>{data, std::move(last_arg)},
+                                         KwargList{}, ExprAttrList{}, UnknownType::Get());
   auto host = Fn("host_orch", {},
                  Seq({Assign(buf, MakeOpCall(ops::kAllocWindowBuffer, {Int(1024)},
                                              {{"name", std::string("buf")}})),
@@ -254,7 +254,7 @@ ProgramPtr PathProgram(ExprPtr last_arg, DataType view_dtype = DataType::kFP32,
                       Assign(r, opaque), Return({Int(0)})}),
                  Level::kHost, Role::kOrchestrator);
   return ir::MakeNode<const Program>("P", std::vector<VarPtr>{},
-                                         std::vector<FunctionPtr>{host, chip});
+                                     std::vector<FunctionPtr>{host, chip});
 }
 
 TEST(StructuralEqualWhereTest, EqualProgramsHaveNoPath) {

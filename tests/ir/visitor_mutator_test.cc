@@ -49,7 +49,7 @@ TEST(VisitorTest, DefsUsesAndChildOrder) {
                    For(i, Int(0), x, Int(1), Seq({Assign(y, Mul(i, Int(2)))})), Return({x})});
   auto fn =
       ir::MakeNode<const Function>("f", std::vector<VarPtr>{p}, std::vector<ParamDirection>{},
-                                       std::vector<TypePtr>{x->type}, body, FunctionType::kOpaque);
+                                   std::vector<TypePtr>{x->type}, body, FunctionType::kOpaque);
   Recorder r;
   r.VisitNode(fn);
   EXPECT_THAT(r.log, ElementsAre("def:p", "def:x", "use:p", "int:1", "def:i", "int:0", "use:x",
@@ -73,8 +73,7 @@ TEST(VisitorTest, IterArgDefinitionWalksItsInit) {
   auto i = MakeVar("i", ScalarTy(DataType::kIndex));
   auto out = MakeVar("out", ScalarTy(DataType::kInt64));
   auto loop = ir::MakeNode<ForStmt>(
-      i, Int(0), Int(3), Int(1),
-      Seq({ir::MakeNode<const YieldStmt>(std::vector<ExprPtr>{acc})}));
+      i, Int(0), Int(3), Int(1), Seq({ir::MakeNode<const YieldStmt>(std::vector<ExprPtr>{acc})}));
   loop->iter_args = {acc};
   loop->return_vars = {out};
   Recorder r;
@@ -90,8 +89,8 @@ TEST(VisitorTest, WindowBuffersInTypesAndSlotsAreVisited) {
   auto call = MakeOpCallWithType(ops::kWindow, {buf, Tuple(Shape({16}))},
                                  {{"dtype", DataType::kFP32}}, view->type);
   auto scope = ir::MakeNode<const CommDomainScopeStmt>("comm_d0", DeviceSet::All(),
-                                                           std::vector<WindowBufferPtr>{wb},
-                                                           KwargList{}, Seq({Assign(view, call)}));
+                                                       std::vector<WindowBufferPtr>{wb},
+                                                       KwargList{}, Seq({Assign(view, call)}));
   Recorder r;
   r.VisitNode(scope);
   EXPECT_EQ(r.window_buffers, 3);  // the slot, the view's type (at its def), the call's type
@@ -111,11 +110,11 @@ TEST(VisitorTest, ProgramVisitsFunctionsInNameOrder) {
   } v;
   auto mk = [](std::string n) {
     return ir::MakeNode<const Function>(std::move(n), std::vector<VarPtr>{},
-                                            std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-                                            Seq({}), FunctionType::kOpaque);
+                                        std::vector<ParamDirection>{}, std::vector<TypePtr>{},
+                                        Seq({}), FunctionType::kOpaque);
   };
   v.VisitNode(ir::MakeNode<const Program>("P", std::vector<VarPtr>{},
-                                              std::vector<FunctionPtr>{mk("c"), mk("a"), mk("b")}));
+                                          std::vector<FunctionPtr>{mk("c"), mk("a"), mk("b")}));
   EXPECT_THAT(v.seen, ElementsAre("a", "b", "c"));
 }
 
@@ -165,7 +164,7 @@ TEST(MutatorTest, ChangeRebuildsOnlyThePath) {
   EXPECT_EQ(out->stmts[2], s2);
   ASSERT_NE(out->stmts[1], s1);
   const auto& a1 = static_cast<const AssignStmt&>(*out->stmts[1]);
-  EXPECT_EQ(a1.var, y);        // definitions are kept
+  EXPECT_EQ(a1.var, y);          // definitions are kept
   EXPECT_EQ(a1.span().line, 7);  // rebuilt nodes keep their span
   const auto& sub = static_cast<const BinaryExpr&>(*a1.value);
   EXPECT_EQ(sub.lhs, untouched);
@@ -233,12 +232,12 @@ TEST(MutatorTest, WindowBufferNameFollowsNewBase) {
 
 TEST(MutatorTest, MutateAsKeepsProgramType) {
   auto x = MakeVar("x", ScalarTy(DataType::kInt64));
-  auto f = ir::MakeNode<const Function>("f", std::vector<VarPtr>{},
-                                            std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-                                            Seq({Assign(x, Int(1))}), FunctionType::kOpaque);
-  auto g = ir::MakeNode<const Function>("g", std::vector<VarPtr>{},
-                                            std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-                                            Seq({Return({Int(5)})}), FunctionType::kOpaque);
+  auto f = ir::MakeNode<const Function>("f", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+                                        std::vector<TypePtr>{}, Seq({Assign(x, Int(1))}),
+                                        FunctionType::kOpaque);
+  auto g = ir::MakeNode<const Function>("g", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+                                        std::vector<TypePtr>{}, Seq({Return({Int(5)})}),
+                                        FunctionType::kOpaque);
   auto prog =
       ir::MakeNode<const Program>("P", std::vector<VarPtr>{}, std::vector<FunctionPtr>{g, f});
   ReplaceInt m(1, 2);
@@ -332,8 +331,7 @@ TEST(SubstituteTest, ReachesTypesOfCallsAndDeviceAttrs) {
   TypePtr t = TensorTy({n}, DataType::kFP32);
   EXPECT_TRUE(StructuralEqual(Substitute(t, VarMap{{n.get(), m}}), TensorTy({m}, DataType::kFP32)));
   ExprPtr call = MakeFunctionCall("chip", {n}, r, nullptr);
-  auto out =
-      ir::PtrCast<const Call>(Substitute(call, VarMap{{r.get(), q}, {n.get(), m}}));
+  auto out = ir::PtrCast<const Call>(Substitute(call, VarMap{{r.get(), q}, {n.get(), m}}));
   EXPECT_EQ(FindAttr(out->attrs, "device"), q);
   EXPECT_EQ(out->args[0], m);
 }

@@ -1,6 +1,8 @@
 // The field-table walks of ir/walk.h: which children each kind of node yields,
 // and that definitions, types and a call's op are not operands.
 
+#include "ir/walk.h"
+
 #include <string>
 #include <vector>
 
@@ -8,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include "ir/builder.h"
-#include "ir/walk.h"
 
 namespace cds::ir {
 namespace {
@@ -22,7 +23,8 @@ std::string Label(const NodePtr& n) {
       n->kind() == NodeKind::kWindowBuffer) {
     return static_cast<const Var&>(*n).name_hint;
   }
-  if (n->kind() == NodeKind::kConstInt) return std::to_string(static_cast<const ConstInt&>(*n).value);
+  if (n->kind() == NodeKind::kConstInt)
+    return std::to_string(static_cast<const ConstInt&>(*n).value);
   return std::string(NodeKindName(n->kind()));
 }
 
@@ -91,9 +93,9 @@ TEST(WalkTest, CallYieldsArgsAndAttrsButNotItsOp) {
 TEST(WalkTest, ScopeYieldsItsSlotsAndTheirReads) {
   auto base = MakeVar("buf", PtrType::Get());
   auto wb = MakeNode<WindowBuffer>(base, Int(64), false, false);
-  auto scope = MakeNode<CommDomainScopeStmt>("comm_d0", DeviceSet::All(),
-                                             NodeList<WindowBufferPtr>(std::vector<WindowBufferPtr>{wb}),
-                                             Kwargs(), Eval(Int(1)));
+  auto scope = MakeNode<CommDomainScopeStmt>(
+      "comm_d0", DeviceSet::All(), NodeList<WindowBufferPtr>(std::vector<WindowBufferPtr>{wb}),
+      Kwargs(), Eval(Int(1)));
   EXPECT_THAT(Operands(*scope), ElementsAre("buf"));
   EXPECT_THAT(SubStmts(*scope), ElementsAre("EvalStmt"));
   EXPECT_THAT(Operands(*wb), ElementsAre("buf", "64"));

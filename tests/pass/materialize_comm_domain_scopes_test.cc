@@ -592,9 +592,9 @@ TEST(McdsViews, RoleOrchestratorAtChipLevelIsADispatchTarget) {
   VarPtr buf = b.Alloc("buf", 1024, 2);
   VarPtr v = b.Window("v", buf, {256}, 3);
   b.Dispatch("worker", {v}, Int(2), 4);
-  auto chip = ir::MakeNode<Function>(
-      "worker", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-      Seq({}), FunctionType::kOpaque, Level::kChip, Role::kOrchestrator);
+  auto chip = ir::MakeNode<Function>("worker", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+                                     std::vector<TypePtr>{}, Seq({}), FunctionType::kOpaque,
+                                     Level::kChip, Role::kOrchestrator);
   EXPECT_EQ(DevicesOf(Prog({chip, Host("host_orch", b)})), Ids({2}));
 }
 
@@ -788,9 +788,9 @@ TEST(McdsIdentity, NonHostFunctionsAreTheSamePointer) {
   Body inner;
   VarPtr buf =
       inner.Alloc("buf", 1024, 2);  // an alloc outside a host orchestrator is not looked at
-  auto chip_level = ir::MakeNode<Function>(
-      "chip_level", std::vector<VarPtr>{}, std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-      inner.Build(), FunctionType::kOrchestration);
+  auto chip_level =
+      ir::MakeNode<Function>("chip_level", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+                             std::vector<TypePtr>{}, inner.Build(), FunctionType::kOrchestration);
   auto p = Prog({chip_level});
   EXPECT_EQ(MaterializeCommDomainScopes(p), p);
 }
@@ -799,9 +799,9 @@ TEST(McdsIdentity, HostWithOrchestrationTypeAndNoRoleIsAHostOrchestrator) {
   Body b;
   VarPtr buf = b.Alloc("buf", 1024, 2);
   b.Window("v", buf, {256}, 3);
-  auto host = ir::MakeNode<Function>("host", std::vector<VarPtr>{},
-                                         std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-                                         b.Build(), FunctionType::kOrchestration, Level::kHost);
+  auto host = ir::MakeNode<Function>("host", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+                                     std::vector<TypePtr>{}, b.Build(),
+                                     FunctionType::kOrchestration, Level::kHost);
   CaughtError e = ErrorOfProgram(Prog({host}));
   EXPECT_TRUE(e.thrown);  // analysed (and rejected: no dispatch)
 }

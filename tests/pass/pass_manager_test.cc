@@ -131,7 +131,7 @@ TEST(Driver, VerifyEachRejectsAPassThatDropsFunctions) {
   PassManager pm;
   pm.AddPass(PassInfo{"drop", {}, {}, {}, [](const ProgramPtr& p) {
                         return ir::MakeNode<Program>(p->name, p->dynamic_dims,
-                                                         std::vector<FunctionPtr>{});
+                                                     std::vector<FunctionPtr>{});
                       }});
   for (auto& inst : driver::VerifyEachInstrumentations()) pm.AddInstrumentation(inst);
   CaughtError e = ErrorOf([&] { pm.Run(SmallProgram()); });

@@ -63,7 +63,7 @@ class Body {
     Body inner;
     fill(inner, r);
     auto f = ir::MakeNode<ForStmt>(r, std::move(start), std::move(stop), std::move(step),
-                                       inner.Build(), kind);
+                                   inner.Build(), kind);
     f->set_span(At(line));
     stmts.push_back(f);
     return r;
@@ -108,9 +108,8 @@ inline FunctionPtr ChipOrch(const std::string& name, std::vector<TypePtr> param_
 inline FunctionPtr Host(const std::string& name, const Body& body,
                         std::vector<VarPtr> params = {}) {
   std::vector<ParamDirection> dirs(params.size(), ParamDirection::kIn);
-  return ir::MakeNode<Function>(name, std::move(params), dirs, std::vector<TypePtr>{},
-                                    body.Build(), FunctionType::kOpaque, Level::kHost,
-                                    Role::kOrchestrator);
+  return ir::MakeNode<Function>(name, std::move(params), dirs, std::vector<TypePtr>{}, body.Build(),
+                                FunctionType::kOpaque, Level::kHost, Role::kOrchestrator);
 }
 
 inline ProgramPtr Prog(std::vector<FunctionPtr> fns) {

@@ -221,9 +221,9 @@ TEST(Sars, ExplicitSignalOnlyProgramIsTheSamePointer) {
 TEST(Sars, OnlyHostOrchestratorsAreRewritten) {
   HostFixture fx;
   fx.b.Do(fx.AllReduce(6), 6);
-  auto chip = ir::MakeNode<Function>("chip_level", std::vector<VarPtr>{},
-                                         std::vector<ParamDirection>{}, std::vector<TypePtr>{},
-                                         fx.b.Build(), FunctionType::kOrchestration);
+  auto chip =
+      ir::MakeNode<Function>("chip_level", std::vector<VarPtr>{}, std::vector<ParamDirection>{},
+                             std::vector<TypePtr>{}, fx.b.Build(), FunctionType::kOrchestration);
   auto p = Prog({chip});
   EXPECT_EQ(SynthesizeAllReduceSignals(p), p);
 }
@@ -250,10 +250,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         SarsError{"ThreeArgs",
                   [](HostFixture& fx) {
-                    auto bad =
-                        ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
-                                               std::vector<ExprPtr>{fx.data, fx.data, fx.data},
-                                               KwargList{}, ExprAttrList{}, fx.data->type);
+                    auto bad = ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
+                                                  std::vector<ExprPtr>{fx.data, fx.data, fx.data},
+                                                  KwargList{}, ExprAttrList{}, fx.data->type);
                     bad->set_span(At(9));
                     fx.b.Do(bad, 9);
                   },
@@ -261,8 +260,8 @@ INSTANTIATE_TEST_SUITE_P(
         SarsError{"NoArgs",
                   [](HostFixture& fx) {
                     auto bad = ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce),
-                                                      std::vector<ExprPtr>{}, KwargList{},
-                                                      ExprAttrList{}, UnknownType::Get());
+                                                  std::vector<ExprPtr>{}, KwargList{},
+                                                  ExprAttrList{}, UnknownType::Get());
                     bad->set_span(At(9));
                     fx.b.Do(bad, 9);
                   },

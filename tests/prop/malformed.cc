@@ -138,8 +138,7 @@ std::function<StmtPtr(const StmtPtr&)> OnAssign(
   };
 }
 
-StmtPtr Retyped(const ir::NodeRef<const AssignStmt>& a, TypePtr var_type,
-                ExprPtr value = nullptr) {
+StmtPtr Retyped(const ir::NodeRef<const AssignStmt>& a, TypePtr var_type, ExprPtr value = nullptr) {
   auto c = ir::MakeNode<AssignStmt>(*a);
   c->var = MakeVar(a->var->name_hint, std::move(var_type), a->var->span());
   if (value) c->value = std::move(value);
@@ -164,8 +163,8 @@ std::vector<MalformedMutator> Build() {
                }});
   m.push_back({"innermost-body-not-seq", "CDS-V012", true, [](const ProgramPtr& p) {
                  return EditChain(p, [](auto& scopes, StmtPtr& inner) -> StmtPtr {
-                   auto wrapped = ir::MakeNode<ScopeStmt>(
-                       "pl.manual_scope", std::vector<ExprPtr>{}, KwargList{}, nullptr, inner);
+                   auto wrapped = ir::MakeNode<ScopeStmt>("pl.manual_scope", std::vector<ExprPtr>{},
+                                                          KwargList{}, nullptr, inner);
                    return BuildChain(scopes, wrapped);
                  });
                }});
@@ -191,8 +190,7 @@ std::vector<MalformedMutator> Build() {
                  return EditChain(p, [](auto& scopes, StmtPtr& inner) -> StmtPtr {
                    auto first = ir::MakeNode<CommDomainScopeStmt>(*scopes[0]);
                    auto ghost = MakeVar("ghost_buf", PtrType::Get());
-                   first->slots.push_back(
-                       ir::MakeNode<WindowBuffer>(ghost, Int(64), false, false));
+                   first->slots.push_back(ir::MakeNode<WindowBuffer>(ghost, Int(64), false, false));
                    scopes[0] = first;
                    return BuildChain(scopes, inner);
                  });

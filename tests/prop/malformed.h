@@ -40,7 +40,8 @@ struct MalformedMutator {
 const std::vector<MalformedMutator>& MalformedMutators();
 
 // Meaning-preserving reshapes of a pipeline input: runs of statements wrapped in
-// nested SeqStmts and an attribute on every signal-less allreduce (the synthesis pass must carry it over).
+// nested SeqStmts and an attribute on every signal-less allreduce (the synthesis pass must carry it
+// over).
 ir::ProgramPtr ReshapeInput(const ir::ProgramPtr& program, uint64_t seed);
 
 // Removes the CommDomainScopeStmt chain of every host orchestrator (the inverse of

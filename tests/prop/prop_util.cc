@@ -65,7 +65,7 @@ class Renamer final : public ir::IRMutator {
       // A loop-carried name: renamed too, its init value (a use) mapped.
       const auto& ia = static_cast<const ir::IterArg&>(*v);
       auto fresh = ir::MakeNode<ir::IterArg>(prefix_ + v->name_hint, MutateType(v->type),
-                                                 MutateExpr(ia.init_value));
+                                             MutateExpr(ia.init_value));
       fresh->set_span(v->span());
       map_[v.get()] = fresh;
       return fresh;

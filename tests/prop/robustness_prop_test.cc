@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "fuzz/targets/pipeline_check.h"
 #include "ir/error.h"
 #include "ir/ir.h"
 #include "ir/parser.h"
@@ -24,7 +25,6 @@
 #include "tests/prop/malformed.h"
 #include "tests/prop/prop_budget.h"
 #include "tests/prop/prop_gen.h"
-#include "fuzz/targets/pipeline_check.h"
 #include "tests/prop/prop_util.h"
 #include "verifier/orchestrators.h"
 #include "verifier/verifier.h"
@@ -337,9 +337,9 @@ size_t CountTaggedAllReduces(const ir::ProgramPtr& program) {
   return n;
 }
 
-// Wrapping runs of statements in nested SeqStmts and tagging signal-less allreduces with an attribute changes nothing: the
-// scopes are the model's, the output verifies (no round trip: the printer
-// flattens) against the reshaped input, and every tag survives synthesis.
+// Wrapping runs of statements in nested SeqStmts and tagging signal-less allreduces with an
+// attribute changes nothing: the scopes are the model's, the output verifies (no round trip: the
+// printer flattens) against the reshaped input, and every tag survives synthesis.
 TEST(PipelineProperty, ReshapedInputsGiveTheSameScopes) {
   CheckProperty(kReshapedCases, [] {
     const GeneratedProgram p = *ValidProgram();

@@ -47,21 +47,22 @@ std::vector<Tok> Kinds(const std::vector<Tk>& tokens) {
 
 TEST(LexerTest, NamesDotsAndNumbersWithPositions) {
   std::vector<Tk> want = {
-      {Tok::kName, "x", 1, 1},        {Tok::kAssign, "=", 1, 3},   {Tok::kName, "pl", 1, 5},
-      {Tok::kDot, ".", 1, 7},         {Tok::kName, "FP32", 1, 8},  {Tok::kDot, ".", 1, 12},
-      {Tok::kName, "get_byte", 1, 13}, {Tok::kLParen, "(", 1, 21}, {Tok::kRParen, ")", 1, 22},
-      {Tok::kStar, "*", 1, 24},       {Tok::kFloat, ".5", 1, 26},  {Tok::kPlus, "+", 1, 29},
-      {Tok::kInt, "12", 1, 31},       {Tok::kNewline, "\n", 1, 33}, {Tok::kEof, "", 2, 1},
+      {Tok::kName, "x", 1, 1},         {Tok::kAssign, "=", 1, 3},    {Tok::kName, "pl", 1, 5},
+      {Tok::kDot, ".", 1, 7},          {Tok::kName, "FP32", 1, 8},   {Tok::kDot, ".", 1, 12},
+      {Tok::kName, "get_byte", 1, 13}, {Tok::kLParen, "(", 1, 21},   {Tok::kRParen, ")", 1, 22},
+      {Tok::kStar, "*", 1, 24},        {Tok::kFloat, ".5", 1, 26},   {Tok::kPlus, "+", 1, 29},
+      {Tok::kInt, "12", 1, 31},        {Tok::kNewline, "\n", 1, 33}, {Tok::kEof, "", 2, 1},
   };
   EXPECT_EQ(LexAll("x = pl.FP32.get_byte() * .5 + 12\n"), want);
 }
 
 TEST(LexerTest, AssignAgainstEqualAndTwoCharacterOperators) {
   EXPECT_EQ(Kinds(LexAll("a == b = c != d <= e >= f // g -> h < i > j\n")),
-            (std::vector<Tok>{Tok::kName, Tok::kEqEq, Tok::kName, Tok::kAssign, Tok::kName, Tok::kNe,
-                              Tok::kName, Tok::kLe, Tok::kName, Tok::kGe, Tok::kName,
-                              Tok::kSlashSlash, Tok::kName, Tok::kArrow, Tok::kName, Tok::kLt,
-                              Tok::kName, Tok::kGt, Tok::kName, Tok::kNewline, Tok::kEof}));
+            (std::vector<Tok>{Tok::kName, Tok::kEqEq,       Tok::kName, Tok::kAssign, Tok::kName,
+                              Tok::kNe,   Tok::kName,       Tok::kLe,   Tok::kName,   Tok::kGe,
+                              Tok::kName, Tok::kSlashSlash, Tok::kName, Tok::kArrow,  Tok::kName,
+                              Tok::kLt,   Tok::kName,       Tok::kGt,   Tok::kName,   Tok::kNewline,
+                              Tok::kEof}));
   // '=' as the last byte of the input must not read past it.
   EXPECT_EQ(Kinds(LexAll("a =")),
             (std::vector<Tok>{Tok::kName, Tok::kAssign, Tok::kNewline, Tok::kEof}));
@@ -99,12 +100,11 @@ TEST(LexerTest, BracketDepthLimitIsExact) {
 }
 
 TEST(LexerTest, EndOfInputWithoutNewline) {
-  EXPECT_EQ(LexAll("abc"), (std::vector<Tk>{{Tok::kName, "abc", 1, 1},
-                                            {Tok::kNewline, "", 1, 4},
-                                            {Tok::kEof, "", 1, 4}}));
-  EXPECT_EQ(Kinds(LexAll("f(x)   ")),
-            (std::vector<Tok>{Tok::kName, Tok::kLParen, Tok::kName, Tok::kRParen, Tok::kNewline,
-                              Tok::kEof}));
+  EXPECT_EQ(LexAll("abc"),
+            (std::vector<Tk>{
+                {Tok::kName, "abc", 1, 1}, {Tok::kNewline, "", 1, 4}, {Tok::kEof, "", 1, 4}}));
+  EXPECT_EQ(Kinds(LexAll("f(x)   ")), (std::vector<Tok>{Tok::kName, Tok::kLParen, Tok::kName,
+                                                        Tok::kRParen, Tok::kNewline, Tok::kEof}));
   EXPECT_EQ(Kinds(LexAll("if a:\n    b.c")),
             (std::vector<Tok>{Tok::kName, Tok::kName, Tok::kColon, Tok::kNewline, Tok::kIndent,
                               Tok::kName, Tok::kDot, Tok::kName, Tok::kNewline, Tok::kDedent,

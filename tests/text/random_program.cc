@@ -20,8 +20,8 @@ class Gen {
     fns.push_back(ChipOrch());
     int hosts = Uniform(1, 2);
     for (int h = 0; h < hosts; ++h) fns.push_back(HostOrch(fmt::format("host_{}", h)));
-    return ir::MakeNode<ir::Program>(Pick<std::string>({"P", "Prog", "M"}),
-                                         std::vector<VarPtr>{}, std::move(fns));
+    return ir::MakeNode<ir::Program>(Pick<std::string>({"P", "Prog", "M"}), std::vector<VarPtr>{},
+                                     std::move(fns));
   }
 
  private:
@@ -57,7 +57,7 @@ class Gen {
     }
     chip_ret_ = rets.empty() ? TypePtr(UnknownType::Get()) : rets[0];
     return ir::MakeNode<Function>("chip_orch", params, dirs, rets, Seq(body),
-                                      FunctionType::kOrchestration);
+                                  FunctionType::kOrchestration);
   }
 
   // ---- host
@@ -94,17 +94,17 @@ class Gen {
         DeviceSet d = DeviceSet::All();
         if (Chance(50)) {
           const int64_t lo = Uniform(0, 3), hi = Uniform(4, 7);
-          d = DeviceSet{false, Chance(50) ? std::vector<int64_t>{lo} : std::vector<int64_t>{lo, hi}};
+          d = DeviceSet{false,
+                        Chance(50) ? std::vector<int64_t>{lo} : std::vector<int64_t>{lo, hi}};
         }
         KwargList attrs;
         if (Chance(20)) attrs.emplace_back("note", std::string("x"));
         fbody = Seq({ir::MakeNode<CommDomainScopeStmt>(fmt::format("comm_d{}", s), d, slots[s],
-                                                           attrs, fbody)});
+                                                       attrs, fbody)});
       }
     }
-    return ir::MakeNode<Function>(name, std::vector<VarPtr>{}, std::vector<ParamDirection>{},
-                                      rets, fbody, FunctionType::kOpaque, Level::kHost,
-                                      Role::kOrchestrator);
+    return ir::MakeNode<Function>(name, std::vector<VarPtr>{}, std::vector<ParamDirection>{}, rets,
+                                  fbody, FunctionType::kOpaque, Level::kHost, Role::kOrchestrator);
   }
 
   std::string VarName() {
@@ -241,7 +241,8 @@ class Gen {
       case 6: {  // allreduce, on an FP32 view (PyPTO's allreduce takes FP16 or FP32 data)
         std::vector<VarPtr> fp32;
         for (const VarPtr& v : views_) {
-          if (static_cast<const DistributedTensorType&>(*v->type).dtype == DataType::kFP32) fp32.push_back(v);
+          if (static_cast<const DistributedTensorType&>(*v->type).dtype == DataType::kFP32)
+            fp32.push_back(v);
         }
         if (fp32.empty()) return Stmt(out, depth);
         VarPtr data = PickFrom(fp32);

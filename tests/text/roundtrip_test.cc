@@ -106,8 +106,8 @@ TEST(TextRoundTrip, MaterializedState) {
       Eval(MakeFunctionCall("chip_orch", {v2}, Int(0), v1->type)),
   };
   auto scope1 = ir::MakeNode<CommDomainScopeStmt>("comm_d1", DeviceSet{false, {0, 1}},
-                                                      std::vector<WindowBufferPtr>{wb2a, wb2b},
-                                                      KwargList{}, Seq(inner));
+                                                  std::vector<WindowBufferPtr>{wb2a, wb2b},
+                                                  KwargList{}, Seq(inner));
   auto scope0 = ir::MakeNode<CommDomainScopeStmt>(
       "comm_d0", DeviceSet::All(), std::vector<WindowBufferPtr>{wb}, KwargList{}, Seq({scope1}));
   ProgramPtr p = Prog({ChipOrch(), Host("host_orch", {scope0})});

@@ -453,10 +453,9 @@ class P:
 TEST(TextWholeProgramShapes, TypedOpaqueCallsUseTheDumpForm) {
   VarPtr a = MakeVar("a", TensorTy(Shape({8}), DataType::kFP32));
   auto typed = ir::MakeNode<Call>(OpRegistry::Get().GetOp("pl.load"), std::vector<ExprPtr>{a},
-                                      KwargList{}, ExprAttrList{}, a->type);
-  auto outer =
-      ir::MakeNode<Call>(OpRegistry::Get().GetOp("pl.touch"), std::vector<ExprPtr>{typed},
-                             KwargList{}, ExprAttrList{}, UnknownType::Get());
+                                  KwargList{}, ExprAttrList{}, a->type);
+  auto outer = ir::MakeNode<Call>(OpRegistry::Get().GetOp("pl.touch"), std::vector<ExprPtr>{typed},
+                                  KwargList{}, ExprAttrList{}, UnknownType::Get());
   VarPtr v = MakeVar("v", ir::MakeNode<TileType>(Shape({8}), DataType::kFP32));
   auto fn = ir::MakeNode<Function>(
       "f", std::vector<VarPtr>{a}, std::vector<ParamDirection>{ParamDirection::kIn},

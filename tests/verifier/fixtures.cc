@@ -102,7 +102,7 @@ void HostBuilder::EndFor() {
   Frame f = std::move(frames_.back());
   frames_.pop_back();
   auto loop = ir::MakeNode<ForStmt>(f.loop_var, f.start, f.stop, f.step,
-                                        Seq(std::move(f.stmts), f.span), f.for_kind);
+                                    Seq(std::move(f.stmts), f.span), f.for_kind);
   loop->set_span(f.span);
   Emit(loop);
 }
@@ -156,7 +156,7 @@ StmtPtr HostBuilder::Body(const std::vector<ScopeSpec>& scopes) {
     std::vector<WindowBufferPtr> slots;
     for (const auto& a : it->allocs) slots.push_back(WindowBufferOf(a));
     auto scope = ir::MakeNode<CommDomainScopeStmt>(it->name, it->devices, std::move(slots),
-                                                       KwargList{}, body);
+                                                   KwargList{}, body);
     scope->set_span(Span{file_, 1000 + static_cast<int>(scopes.rend() - it), 5});
     body = Seq({scope});
   }
@@ -174,7 +174,7 @@ FunctionPtr ChipOrch(const std::string& name, std::vector<std::vector<int64_t>> 
   }
   TypePtr ret = params[0]->type;
   return ir::MakeNode<Function>(name, params, dirs, std::vector<TypePtr>{ret},
-                                    Seq({Return({params[0]})}), FunctionType::kOrchestration);
+                                Seq({Return({params[0]})}), FunctionType::kOrchestration);
 }
 
 TypePtr ChipReturnType(const FunctionPtr& chip) { return chip->return_types.at(0); }
@@ -182,8 +182,8 @@ TypePtr ChipReturnType(const FunctionPtr& chip) { return chip->return_types.at(0
 FunctionPtr HostFunction(const std::string& name, StmtPtr body, std::vector<TypePtr> ret) {
   if (ret.empty()) ret.push_back(ScalarTy(DataType::kInt64));
   return ir::MakeNode<Function>(name, std::vector<VarPtr>{}, std::vector<ParamDirection>{},
-                                    std::move(ret), std::move(body), FunctionType::kOpaque,
-                                    Level::kHost, Role::kOrchestrator);
+                                std::move(ret), std::move(body), FunctionType::kOpaque,
+                                Level::kHost, Role::kOrchestrator);
 }
 
 namespace {
@@ -192,8 +192,8 @@ namespace {
 // pass only re-mints Calls that define a view.
 ExprPtr Unminted(const CallPtr& call) {
   if (!call->type || call->type->kind() != NodeKind::kDistributedTensorType) return call;
-  auto t = ir::MakeNode<DistributedTensorType>(
-      static_cast<const DistributedTensorType&>(*call->type));
+  auto t =
+      ir::MakeNode<DistributedTensorType>(static_cast<const DistributedTensorType&>(*call->type));
   if (!t->window_buffer) return call;
   t->window_buffer = nullptr;
   auto copy = ir::MakeNode<Call>(*call);
@@ -402,8 +402,8 @@ ProgramPtr TwoHosts(bool m) {
   TypePtr ret = ChipReturnType(chip);
   VarPtr kp = MakeVar("x", DistTensorTy(Shape({32}), DataType::kFP32));
   auto kernel = ir::MakeNode<Function>("kernel", std::vector<VarPtr>{kp},
-                                           std::vector<ParamDirection>{ParamDirection::kInOut},
-                                           std::vector<TypePtr>{}, Seq({}), FunctionType::kInCore);
+                                       std::vector<ParamDirection>{ParamDirection::kInOut},
+                                       std::vector<TypePtr>{}, Seq({}), FunctionType::kInCore);
   VarPtr hp = MakeVar("h", DistTensorTy(Shape({32}), DataType::kFP32));
   auto helper = ir::MakeNode<Function>(
       "helper", std::vector<VarPtr>{hp}, std::vector<ParamDirection>{ParamDirection::kIn},

@@ -162,8 +162,7 @@ WindowBufferPtr WindowOfType(const TypePtr& t) {
 }
 
 TypePtr WithWindow(const TypePtr& t, WindowBufferPtr wb) {
-  auto copy =
-      ir::MakeNode<DistributedTensorType>(static_cast<const DistributedTensorType&>(*t));
+  auto copy = ir::MakeNode<DistributedTensorType>(static_cast<const DistributedTensorType&>(*t));
   copy->window_buffer = std::move(wb);
   return copy;
 }

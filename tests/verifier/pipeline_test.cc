@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/driver.h"
 #include "ir/ir.h"
 #include "tests/verifier/fixtures.h"
 #include "tests/verifier/mutators.h"
-#include "driver/driver.h"
 #include "verifier/verifier.h"
 
 namespace cds::verify::testing {

@@ -11,8 +11,8 @@
 #include "tests/verifier/fixtures.h"
 #include "tests/verifier/mutators.h"
 #include "verifier/fast_equal.h"
-#include "verifier/ir_rewrite.h"
 #include "verifier/host_analysis.h"
+#include "verifier/ir_rewrite.h"
 #include "verifier/relational.h"
 
 namespace cds::verify::testing {

@@ -36,7 +36,8 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-int PrintStats(uint64_t seed, int count, const GenOptions& options, std::optional<InvalidKind> invalid) {
+int PrintStats(uint64_t seed, int count, const GenOptions& options,
+               std::optional<InvalidKind> invalid) {
   std::vector<int> used(cds::fuzz::kNumFeatures, 0), enabled(cds::fuzz::kNumFeatures, 0);
   size_t stmts = 0, problems = 0;
   for (int i = 0; i < count; ++i) {
@@ -50,11 +51,13 @@ int PrintStats(uint64_t seed, int count, const GenOptions& options, std::optiona
     if (!p.invalid && !p.expect.problems.empty()) ++problems;
   }
   fmt::print("{} programs (seeds {}..{}), {:.1f} statements on average\n", count, seed,
-             seed + static_cast<uint64_t>(count) - 1, static_cast<double>(stmts) / std::max(count, 1));
+             seed + static_cast<uint64_t>(count) - 1,
+             static_cast<double>(stmts) / std::max(count, 1));
   fmt::print("{:<24} {:>8} {:>8} {:>8}\n", "feature", "present", "%", "enabled%");
   for (size_t f = 0; f < cds::fuzz::kNumFeatures; ++f) {
     const double pct = 100.0 * used[f] / std::max(count, 1);
-    fmt::print("{:<24} {:>8} {:>7.1f}% {:>7.1f}%{}\n", cds::fuzz::FeatureName(static_cast<Feature>(f)), used[f], pct,
+    fmt::print("{:<24} {:>8} {:>7.1f}% {:>7.1f}%{}\n",
+               cds::fuzz::FeatureName(static_cast<Feature>(f)), used[f], pct,
                100.0 * enabled[f] / std::max(count, 1), pct < 5.0 ? "  (< 5%)" : "");
   }
   if (problems > 0) {
@@ -81,15 +84,19 @@ int main(int argc, char** argv) {
   bool stats = false, swarm_off = false, list = false;
   int count = 1000;
   app.add_option("--seed", seed, "PRNG seed (the same seed gives the same program everywhere)");
-  app.add_option("--size", size, "Host statements over all host orchestrators")->check(CLI::Range(1, 1000000));
+  app.add_option("--size", size, "Host statements over all host orchestrators")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--invalid", invalid_name, "Plant one defect of this kind (see --list)");
-  app.add_option("--features", features, "Comma-separated features to draw from (default: all; see --list)");
+  app.add_option("--features", features,
+                 "Comma-separated features to draw from (default: all; see --list)");
   app.add_flag("--no-swarm", swarm_off, "Enable every allowed feature instead of a random subset");
   app.add_option("-o,--output", output, "Program text file ('-' for stdout)");
-  auto* expect_opt = app.add_option("--expect", expect_path,
-                                    "Also write the expected scopes as JSON (to FILE, or to stderr with no FILE)")
-                         ->expected(0, 1);
-  app.add_flag("--stats", stats, "Print a feature histogram over --count programs instead of a program");
+  auto* expect_opt =
+      app.add_option("--expect", expect_path,
+                     "Also write the expected scopes as JSON (to FILE, or to stderr with no FILE)")
+          ->expected(0, 1);
+  app.add_flag("--stats", stats,
+               "Print a feature histogram over --count programs instead of a program");
   app.add_option("--count", count, "Programs for --stats")->check(CLI::Range(1, 100000000));
   app.add_flag("--list", list, "List feature and invalid-kind names");
   if (auto rc = tools::ParseCommandLine(app, argc, argv)) return *rc;

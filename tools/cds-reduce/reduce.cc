@@ -287,8 +287,7 @@ class Reducer {
   bool Functions() {
     ProgramPtr base = best_;
     return DDMin(base->functions.size(), [&](const std::vector<size_t>& keep) {
-      auto p =
-          ir::MakeNode<Program>(base->name, base->dynamic_dims, Pick(base->functions, keep));
+      auto p = ir::MakeNode<Program>(base->name, base->dynamic_dims, Pick(base->functions, keep));
       p->set_span(base->span());
       return Try(p);
     });
