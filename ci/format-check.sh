@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Checks clang-format on the C++ files changed against a base ref (not part of the
-# test suite; CI runs it as a separate step).
+# Checks clang-format on every C++ file of the tree (tracked, and untracked ones git
+# does not ignore) against the repository's .clang-format. ci/test.sh runs it
+# before the build.
 #
-#   ci/format-check.sh [BASE_REF]     default: origin/main if it exists, else HEAD~1
-#   ci/format-check.sh --fix [BASE]   rewrite the files in place instead
+#   ci/format-check.sh          report the files that are not formatted
+#   ci/format-check.sh --fix    rewrite them in place instead
 #
-# Exit codes: 0 every changed file is formatted; 1 some file is not (clang-format's
-# diagnostics are printed); 2 usage error (unknown flag or ref); 3 clang-format-14
-# is not installed.
+# Environment: CLANG_FORMAT names the binary (default clang-format-14).
+#
+# Exit codes: 0 every file is formatted (or --fix rewrote them); 1 some file is
+# not (clang-format's diagnostics, with file:line:col, are printed); 2 usage
+# error, or clang-format is not installed (ci/install-deps.sh installs it).
 set -euo pipefail
 
 # The comment block above, as --help prints it.
@@ -18,34 +21,24 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 FIX=0
-BASE=""
 while (($#)); do
   case "$1" in
     --fix) FIX=1; shift ;;
     -h|--help) usage; exit 0 ;;
-    -*) echo "format-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-    *)
-      [[ -z $BASE ]] || { echo "format-check: more than one BASE_REF (try --help)" >&2; exit 2; }
-      BASE=$1; shift ;;
+    *) echo "format-check: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
 
 CLANG_FORMAT=${CLANG_FORMAT:-clang-format-14}
-command -v "$CLANG_FORMAT" >/dev/null || { echo "format-check: $CLANG_FORMAT not found" >&2; exit 3; }
+command -v "$CLANG_FORMAT" >/dev/null ||
+  { echo "format-check: $CLANG_FORMAT not found (ci/install-deps.sh installs it)" >&2; exit 2; }
 
-if [[ -z $BASE ]]; then
-  if git rev-parse --verify -q origin/main >/dev/null; then BASE=origin/main; else BASE=HEAD~1; fi
-fi
-git rev-parse --verify -q "$BASE" >/dev/null || { echo "format-check: unknown ref $BASE" >&2; exit 2; }
-
-# Changed since the merge base (committed, staged or not), plus untracked files;
-# deleted files are skipped.
+# Deleted but still tracked files are skipped.
 mapfile -t files < <(
-  { git diff --name-only --diff-filter=d "$(git merge-base "$BASE" HEAD)" -- ;
-    git ls-files --others --exclude-standard; } |
-  grep -E '\.(h|hpp|cc|cpp)$' | sort -u)
+  git ls-files --cached --others --exclude-standard -- '*.h' '*.hpp' '*.cc' '*.cpp' |
+  sort -u | while IFS= read -r f; do [[ -f "$f" ]] && printf '%s\n' "$f"; done)
 if ((${#files[@]} == 0)); then
-  echo "format-check: no changed C++ files against $BASE"
+  echo "format-check: no C++ files"
   exit 0
 fi
 
@@ -55,8 +48,10 @@ if ((FIX)); then
   exit 0
 fi
 if "$CLANG_FORMAT" --dry-run -Werror "${files[@]}"; then
-  echo "format-check: ${#files[@]} changed file(s) formatted against $BASE"
+  echo "format-check: all ${#files[@]} C++ files formatted"
 else
-  echo "format-check: run 'ci/format-check.sh --fix $BASE' to reformat" >&2
+  bad=$("$CLANG_FORMAT" --dry-run "${files[@]}" 2>&1 | grep -oE '^[^:]+:[0-9]+:[0-9]+: (warning|error)' |
+        cut -d: -f1 | sort -u | wc -l)
+  echo "format-check: $bad of ${#files[@]} C++ files not formatted; run 'ci/format-check.sh --fix'" >&2
   exit 1
 fi

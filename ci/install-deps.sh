@@ -21,7 +21,7 @@ while (($#)); do
   esac
 done
 
-PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 llvm-14-tools lld-14 cmake ninja-build python3
+PACKAGES=(clang-14 clang-format-14 libclang-rt-14-dev llvm-14 llvm-14-tools lld-14 cmake ninja-build python3
           libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libabsl-dev libjemalloc-dev graphviz ccache)
 

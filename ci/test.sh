@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh or warm machine: installs the missing Debian packages,
-# configures and builds a CMake preset, runs CTest.
+# checks the format of every C++ file (ci/format-check.sh), configures and builds a
+# CMake preset, runs CTest.
 #
 #   ci/test.sh [--preset NAME] [--target T]... [-R REGEX] [-E REGEX] [-j N]
 #
@@ -15,7 +16,7 @@
 # CCACHE_DIR defaults to build/ccache inside the repository.
 #
 # Exit codes: 0 every test passed; 1 a test failed, or a step before the tests
-# (packages, configure, build) did; 2 usage error.
+# (packages, format, configure, build) did; 2 usage error.
 set -euo pipefail
 
 # The comment block above, as --help prints it.
@@ -41,13 +42,19 @@ while (($#)); do
     *) echo "test.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-# Whatever step fails (packages, configure, build), the run has failed: exit 1.
+# Whatever step fails (packages, format, configure, build), the run has failed: exit 1.
 trap 'rc=$?; ((rc == 0)) || exit 1' EXIT
 
 log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 # --- packages: only what dpkg reports missing; apt-get update at most once ----
 "$ROOT/ci/install-deps.sh"
+
+# --- format: every C++ file of the tree; a misformatted file fails the run, after
+# the tests have run, so one push shows both ------------------------------------
+log "checking the format of the C++ files"
+format_rc=0
+"$ROOT/ci/format-check.sh" || format_rc=$?
 
 export CCACHE_DIR=${CCACHE_DIR:-$ROOT/build/ccache}
 mkdir -p "$CCACHE_DIR"
@@ -75,5 +82,6 @@ set +e
 rc=$?
 set -e
 log "ctest exit code $rc"
-((rc == 0)) || exit 1
+((format_rc == 0)) || log "FAILED: C++ files not formatted (see above; ci/format-check.sh --fix)"
+((rc == 0 && format_rc == 0)) || exit 1
 exit 0
