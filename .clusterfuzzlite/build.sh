@@ -2,7 +2,8 @@
 # OSS-Fuzz / ClusterFuzzLite build: $CC/$CXX/$CFLAGS/$CXXFLAGS carry the sanitizer
 # and coverage flags, $LIB_FUZZING_ENGINE links the engine, and everything the
 # fuzzing infrastructure needs goes to $OUT: each target,
-# <target>_seed_corpus.zip, <target>.dict and <target>.options.
+# <target>_seed_corpus.zip (assembled by ci/seeds.py), <target>.dict and
+# <target>.options.
 #
 # Local check (no Docker): CC=clang-14 CXX=clang++-14 CFLAGS=... CXXFLAGS=...
 # LIB_FUZZING_ENGINE=-fsanitize=fuzzer SRC=/work SRC_DIR=/work/main OUT=... WORK=...
@@ -26,8 +27,10 @@ cmake --build "$BUILD" -j"$(nproc)" --target $targets
 
 for t in $targets; do
   cp "$BUILD/fuzz/targets/$t" "$OUT/"
-  if [[ -d "$SRC_DIR/corpus/$t" ]]; then
-    python3 - "$SRC_DIR/corpus/$t" "$OUT/${t}_seed_corpus.zip" <<'PY'
+  if python3 "$SRC_DIR/ci/seeds.py" --targets | grep -qx "$t"; then
+    rm -rf "${WORK:-/tmp}/seeds-$t"
+    python3 "$SRC_DIR/ci/seeds.py" "$t" "${WORK:-/tmp}/seeds-$t"
+    python3 - "${WORK:-/tmp}/seeds-$t" "$OUT/${t}_seed_corpus.zip" <<'PY'
 import os, sys, zipfile
 src, dst = sys.argv[1], sys.argv[2]
 with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
@@ -37,6 +40,7 @@ with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
             z.write(path, name)
 PY
   fi
-  if [[ -f "$SRC_DIR/corpus/$t.dict" ]]; then cp "$SRC_DIR/corpus/$t.dict" "$OUT/$t.dict"; fi
+  dict=$(python3 "$SRC_DIR/ci/seeds.py" --dict "$t")
+  if [[ -n "$dict" ]]; then cp "$dict" "$OUT/$t.dict"; fi
   if [[ -f "$SRC_DIR/corpus/$t.options" ]]; then cp "$SRC_DIR/corpus/$t.options" "$OUT/$t.options"; fi
 done

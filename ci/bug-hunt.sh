@@ -217,14 +217,17 @@ run_detector() {
       ;;
     fuzz_pipeline|fuzz_text_mutate)
       local opts=() k v
-      [[ -f "$ROOT/corpus/$d.dict" ]] && opts+=("-dict=$ROOT/corpus/$d.dict")
+      local dict
+      python3 "$ROOT/ci/seeds.py" "$d" "$work/seeds" >/dev/null
+      dict=$(python3 "$ROOT/ci/seeds.py" --dict "$d")
+      [[ -n "$dict" ]] && opts+=("-dict=$dict")
       if [[ -f "$ROOT/corpus/$d.options" ]]; then
         while IFS='=' read -r k v; do
           k=$(echo "$k" | xargs); v=$(echo "${v:-}" | xargs)
           [[ -n "$k" && "$k" != \[* && "$k" != \#* && "$k" != dict ]] && opts+=("-$k=$v")
         done <"$ROOT/corpus/$d.options"
       fi
-      timeout $((cap + 30)) "$bin" "$work/corpus" "$ROOT/corpus/$d" "${opts[@]}" -max_total_time="$cap" \
+      timeout $((cap + 30)) "$bin" "$work/corpus" "$work/seeds" "${opts[@]}" -max_total_time="$cap" \
         -artifact_prefix="$work/artifacts/" -timeout=10 -rss_limit_mb=4096 >"$work/log" 2>&1 || rc=$?
       ;;
     prop_test)

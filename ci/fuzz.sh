@@ -104,11 +104,15 @@ for t in "${TARGET_LIST[@]}"; do
   artifacts="$work/artifacts"    # this run's crashes only
   rm -rf "$fresh" "$artifacts"
   mkdir -p "$corpus" "$fresh" "$artifacts"
-  seeds="$ROOT/corpus/$t"
-  if [[ -d "$seeds" ]]; then cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true; fi
+  # The seeds come from the corpora as they are now (ci/seeds.py); inputs the
+  # working corpus already has are kept.
+  rm -rf "$work/seeds"
+  python3 "$ROOT/ci/seeds.py" "$t" "$work/seeds" >/dev/null || die "cannot assemble the seeds of $t"
+  cp -n "$work/seeds"/* "$corpus"/ 2>/dev/null || true
   SEEDS[$t]=$(find "$corpus" -type f | wc -l)
   opts=()
-  [[ -f "$ROOT/corpus/$t.dict" ]] && opts+=("-dict=$ROOT/corpus/$t.dict")
+  dict=$(python3 "$ROOT/ci/seeds.py" --dict "$t")
+  [[ -n "$dict" ]] && opts+=("-dict=$dict")
   if [[ -f "$ROOT/corpus/$t.options" ]]; then
     # [libfuzzer] section: `key = value` lines become -key=value flags (dict is
     # a file name relative to $OUT on ClusterFuzzLite; here it is passed above).
