@@ -9,7 +9,6 @@
 #include "driver/driver.h"
 #include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
-#include "verifier/fast_equal.h"
 
 namespace {
 
@@ -76,18 +75,6 @@ void BM_StructuralEqualWhere(benchmark::State& state) {
   SetPerNode(state, p.nodes);
 }
 
-// The verifier's own path-free comparison, for reference.
-void BM_FastStructuralEqual(benchmark::State& state) {
-  const Pair& p = ProgramsOf(state.range(0));
-  bool equal = true;
-  for (auto _ : state) {
-    equal = cds::verify::FastStructuralEqual(p.lhs, p.rhs);
-    benchmark::DoNotOptimize(equal);
-  }
-  if (!equal) state.SkipWithError("the two builds differ");
-  SetPerNode(state, p.nodes);
-}
-
 void Sizes(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->Arg(10000)->Arg(100000);
 }
@@ -100,11 +87,9 @@ void Huge(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_StructuralHash)->Apply(Sizes);
 BENCHMARK(BM_StructuralEqual)->Apply(Sizes);
 BENCHMARK(BM_StructuralEqualWhere)->Apply(Sizes);
-BENCHMARK(BM_FastStructuralEqual)->Apply(Sizes);
 
 // The 10^6 cases last: their programs stay cached and would otherwise
 // fragment the heap and the caches under every smaller case.
 BENCHMARK(BM_StructuralHash)->Apply(Huge);
 BENCHMARK(BM_StructuralEqual)->Apply(Huge);
 BENCHMARK(BM_StructuralEqualWhere)->Apply(Huge);
-BENCHMARK(BM_FastStructuralEqual)->Apply(Huge);

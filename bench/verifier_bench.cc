@@ -15,8 +15,8 @@
 #include "driver/driver.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/structural_equal.h"
 #include "ir/structural_hash.h"
-#include "verifier/fast_equal.h"
 #include "verifier/verifier.h"
 
 namespace {
@@ -170,7 +170,7 @@ void BM_RoundTripParse(benchmark::State& state) {
 void BM_RoundTripCompare(benchmark::State& state) {
   const Case& c = CaseOf(state.range(0));
   TimeAgainstPass(state, c, [&] {
-    bool eq = cds::verify::FastStructuralEqual(c.after, c.reparsed);
+    bool eq = cds::ir::StructuralEqual(c.after, c.reparsed);
     benchmark::DoNotOptimize(eq);
     return ProgramPtr();
   });

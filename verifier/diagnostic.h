@@ -1,8 +1,7 @@
 #pragma once
 
-// The verifier's findings. Each invariant family owns a fixed set of codes; codes
-// and names are stable (docs, corpus expectations and CI logs refer to them), so a
-// retired check keeps its number and new checks are appended.
+// The verifier's findings. Every check is one row of verifier/checks.def, which
+// gives its code, name, family and description.
 
 #include <cstddef>
 #include <string>
@@ -14,37 +13,9 @@
 namespace cds::verify {
 
 enum class CheckId : unsigned {
-  kViewMissingWindowBuffer,     // CDS-V001
-  kWindowBufferBaseMismatch,    // CDS-V002
-  kWindowBufferNotShared,       // CDS-V003
-  kWindowBufferSizeMismatch,    // CDS-V004
-  kWindowBufferFlagSet,         // CDS-V005
-  kAssignTypeAsymmetry,         // CDS-V006
-  kParamHasWindowBuffer,        // CDS-V007
-  kWindowBufferNotInScope,      // CDS-V008
-  kWindowBufferInManyScopes,    // CDS-V009
-  kDuplicateSlotName,           // CDS-V010
-  kEmptyScope,                  // CDS-V011
-  kScopeChainMalformed,         // CDS-V012
-  kScopeNameMismatch,           // CDS-V013
-  kScopeOrderMismatch,          // CDS-V014
-  kSlotOrderMismatch,           // CDS-V015
-  kSlotWithoutAlloc,            // CDS-V016
-  kScopeAttrsNotEmpty,          // CDS-V017
-  kScopeDevicesMismatch,        // CDS-V018
-  kDuplicateScopeDevices,       // CDS-V019
-  kAllocWithoutCoverage,        // CDS-V020
-  kDispatchDeviceUnresolvable,  // CDS-V021
-  kAllReduceMissingSignal,      // CDS-V022
-  kAllReduceSignalNotWindow,    // CDS-V023
-  kRoundTripParseError,         // CDS-V024
-  kRoundTripMismatch,           // CDS-V025
-  kProgramStructureChanged,     // CDS-V026
-  kFunctionChanged,             // CDS-V027
-  kHostBodyChanged,             // CDS-V028
-  kMalformedIR,                 // CDS-V029
-  kInputNotMaterialized,        // CDS-V030 (a note)
-  kSignalNumberMismatch,        // CDS-V031
+#define CDS_VERIFIER_CHECK(id, code, name, family, description) id,
+#include "verifier/checks.def"
+#undef CDS_VERIFIER_CHECK
   kCount,
 };
 

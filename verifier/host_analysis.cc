@@ -248,26 +248,18 @@ class HostWalker {
   }
 
   void Dispatch(const Call& c, const std::string& callee) {
-    consumed_.clear();
+    std::vector<size_t> consumed;
     for (const auto& arg : c.args) {
       size_t alloc = a_.ViewAlloc(arg);
-      if (alloc != kNone) consumed_.push_back(alloc);
+      if (alloc != kNone) consumed.push_back(alloc);
     }
     // A device= that cannot matter (no view is passed) is not the verifier's business.
-    if (consumed_.empty()) return;
+    if (consumed.empty()) return;
     const ExprPtr device = FindAttr(c.attrs, "device");
     // Without device= the runtime places the dispatch: it covers no device.
     if (!device) {
-      for (size_t alloc : consumed_) a_.allocs[alloc].unplaced = true;
+      for (size_t alloc : consumed) a_.allocs[alloc].unplaced = true;
       return;
-    }
-    // The usual descriptor, an enclosing loop's variable, is read in place.
-    if (IsVarLikeKind(device->kind())) {
-      auto it = loops_.find(static_cast<const Var*>(device.get()));
-      if (it != loops_.end() && it->second.ok) {
-        AddCoverage(it->second.set);
-        return;
-      }
     }
     Descriptor d = DeviceDescriptor(device, loops_);
     if (!d.ok) {
@@ -275,21 +267,17 @@ class HostWalker {
           CheckId::kDispatchDeviceUnresolvable,
           fmt::format(
               "dispatch of '{}' in '{}' passes window view(s) of alloc '{}' but its device= {}",
-              callee, a_.fn->name, a_.allocs[consumed_[0]].name, d.why),
+              callee, a_.fn->name, a_.allocs[consumed[0]].name, d.why),
           c.span());
       return;
     }
-    AddCoverage(d.set);
-  }
-
-  void AddCoverage(const Devices& set) {
-    for (size_t alloc : consumed_) {
+    for (size_t alloc : consumed) {
       AllocInfo& info = a_.allocs[alloc];
       if (!info.dispatched) {
-        info.dispatch_cov = set;
+        info.dispatch_cov = d.set;
         info.dispatched = true;
-      } else if (info.dispatch_cov != set) {
-        info.dispatch_cov.Absorb(set);
+      } else if (info.dispatch_cov != d.set) {
+        info.dispatch_cov.Absorb(d.set);
       }
     }
   }
@@ -299,7 +287,6 @@ class HostWalker {
   BoundEnv bounds_;
   LoopEnv loops_;
   absl::flat_hash_map<std::string, bool> chip_cache_;
-  std::vector<size_t> consumed_;
 };
 
 }  // namespace

@@ -24,7 +24,6 @@
 #include "ir/structural_equal.h"
 #include "verifier/byte_size.h"
 #include "verifier/checks.h"
-#include "verifier/fast_equal.h"
 #include "verifier/ir_rewrite.h"
 #include "verifier/orchestrators.h"
 
@@ -296,7 +295,7 @@ StmtPtr UnwrapScopeChain(const StmtPtr& body) {
 }
 
 // Unwrapped and stripped, back-references still in place (compare with
-// FastStructuralEqual(..., ignore_window_buffers = true)).
+// ir::StructuralEqual(..., {.ignore_window_buffers = true})).
 FunctionPtr UnwrapAndStrip(const FunctionPtr& fn) {
   auto out = MakeNode<Function>(*fn);
   out->body = SignalStripper().Strip(UnwrapScopeChain(fn->body));
@@ -316,13 +315,13 @@ namespace {
 // The difference path comes from ir::StructuralEqualWhere, which is slow on large
 // programs; it only runs once the fast comparison has found a difference.
 EqualityResult CompareHost(const FunctionPtr& f, const FunctionPtr& g) {
-  if (FastStructuralEqual(UnwrapAndStrip(f), UnwrapAndStrip(g), /*ignore_window_buffers=*/true))
+  if (ir::StructuralEqual(UnwrapAndStrip(f), UnwrapAndStrip(g), {.ignore_window_buffers = true}))
     return {};
   return StructuralEqualWhere(NormalizeHostOrchestrator(f), NormalizeHostOrchestrator(g));
 }
 
 EqualityResult CompareOther(const FunctionPtr& f, const FunctionPtr& g) {
-  if (FastStructuralEqual(f, g)) return {};
+  if (ir::StructuralEqual(f, g)) return {};
   return StructuralEqualWhere(f, g);
 }
 

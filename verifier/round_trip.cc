@@ -17,8 +17,6 @@ namespace cds::verify {
 
 using namespace cds::ir;
 
-bool RoundTripAvailable() { return true; }
-
 void CheckRoundTrip(const ProgramPtr& program, DiagnosticSink& sink) {
   if (!program) return;
   const std::string& pname = program->name;

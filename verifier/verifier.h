@@ -31,7 +31,7 @@ struct VerifyOptions {
 std::vector<Diagnostic> VerifyProgram(const ir::ProgramPtr& after,
                                       const VerifyOptions& options = {});
 
-// Relational checks only (CDS-V026..V028): `before` is the pipeline input (before
+// Relational checks only (CDS-V026..V028, V031): `before` is the pipeline input (before
 // SynthesizeAllReduceSignals, or the input of MaterializeCommDomainScopes), `after`
 // the output. Call VerifyProgram(after) as well for the full verdict, or use
 // VerifyAll.
@@ -58,8 +58,5 @@ std::vector<Diagnostic> VerifyAfterPass(std::string_view pass_name, const ir::Pr
 // The print/parse round trip alone (CDS-V024, V025).
 std::vector<Diagnostic> VerifyRoundTrip(const ir::ProgramPtr& program,
                                         const VerifyOptions& options = {});
-
-// Always true: the printer and parser are part of cds_ir.
-bool RoundTripAvailable();
 
 }  // namespace cds::verify

@@ -35,11 +35,4 @@ inline rc::Gen<GeneratedProgram> InvalidProgram(InvalidKind kind, GenOptions opt
   });
 }
 
-// A program with a planted defect of any kind.
-inline rc::Gen<GeneratedProgram> AnyInvalidProgram(GenOptions options = {}) {
-  return rc::gen::mapcat(rc::gen::inRange<size_t>(0, kNumInvalidKinds), [options](size_t k) {
-    return InvalidProgram(static_cast<InvalidKind>(k), options);
-  });
-}
-
 }  // namespace cds::fuzz::rcgen

@@ -113,12 +113,6 @@ inline PipelineRun ParseAndRun(std::string_view text, const char* filename) {
   return RunPipeline(program);
 }
 
-// The verifier's verdict on a pipeline output, empty when clean.
-inline std::string VerifierProblems(const ir::ProgramPtr& input, const ir::ProgramPtr& output) {
-  auto diags = verify::VerifyAll(input, output);
-  return diags.empty() ? std::string() : verify::FormatDiagnostics(diags);
-}
-
 // Running the pipeline on its own output must change nothing (docs/pass.md: the pass
 // is idempotent; SynthesizeAllReduceSignals finds every allreduce signalled).
 inline std::string IdempotenceProblem(const ir::ProgramPtr& output) {

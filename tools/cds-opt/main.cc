@@ -87,8 +87,7 @@ int main(int argc, char** argv) {
           ->type_name("BEFORE");
   relational_opt->needs(verify_only_opt);
   std::string emit = "pyir";
-  std::vector<std::string> emit_kinds{"pyir"};
-  if (tools::DotAvailable()) emit_kinds.push_back("dot");
+  const std::vector<std::string> emit_kinds{"pyir", "dot"};
   auto* emit_opt = app.add_option("--emit", emit, "output format: pyir (default) or dot (Graphviz)")
                        ->type_name("KIND")
                        ->check(CLI::IsMember(emit_kinds));

@@ -12,14 +12,10 @@
 #include "ir/visitor.h"
 #include "pass/pass_manager.h"
 #include "tools/common/cli.h"
-#include "verifier/verifier.h"
-#if CDS_OPT_HAS_DOT
 #include "tools/dot/emit_dot.h"
-#endif
+#include "verifier/verifier.h"
 
 namespace cds::tools {
-
-bool DotAvailable() { return CDS_OPT_HAS_DOT != 0; }
 
 bool VerifyEachEnabled(const OptOptions& options) {
   return options.verify_each.value_or(driver::kVerifyEachByDefault);
@@ -53,10 +49,7 @@ struct Sources {
 };
 
 std::string Emit(const ir::ProgramPtr& program, EmitKind kind, std::string_view input) {
-#if CDS_OPT_HAS_DOT
   if (kind == EmitKind::kDot) return dot::EmitDot(program);
-#endif
-  CDS_CHECK(kind == EmitKind::kPyir, "--emit=dot requested from a build without tools/dot");
   // The pipeline's output of a dispatch-heavy host orchestrator is about 2.5 times
   // its input (window declarations, scopes, typed views); reserving 4 times costs
   // address space, not memory.

@@ -22,11 +22,8 @@ namespace cds::tools {
 // What cds-opt prints for each processed program.
 enum class EmitKind {
   kPyir,  // the .pyir text (pl._dump form once materialized)
-  kDot,   // Graphviz DOT (tools/dot); needs a build with tools/dot
+  kDot,   // Graphviz DOT (tools/dot)
 };
-
-// Whether this build of cds_opt_lib can emit DOT.
-bool DotAvailable();
 
 struct OptOptions {
   std::string input = "-";

@@ -310,73 +310,57 @@ class Reducer {
     return progress;
   }
 
-  bool Loops() {
+  // Tries `edit` at every statement of every list, in pre-order, collecting again
+  // after each change: edit(function index, list, statement index) says whether it
+  // kept a change there; a kept change is followed by another try at the same index.
+  template <typename Edit>
+  bool EachStatement(Edit edit) {
     bool progress = false;
     for (size_t k = 0;; ++k) {
-      bool more_lists = true;
       for (size_t i = 0;;) {
         Targets t = Collect(*best_);
-        if (k >= t.seqs.size()) {
-          more_lists = false;
-          break;
-        }
+        if (k >= t.seqs.size()) return progress;
         const size_t fi = t.seqs[k].first;
         const auto seq = t.seqs[k].second;
         if (i >= seq->stmts.size()) break;
-        bool replaced = false;
-        for (auto& inner : Inners(seq->stmts[i])) {
-          std::vector<StmtPtr> stmts(seq->stmts.begin(), seq->stmts.begin() + i);
-          stmts.insert(stmts.end(), inner.begin(), inner.end());
-          stmts.insert(stmts.end(), seq->stmts.begin() + i + 1, seq->stmts.end());
-          if (Try(Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span())))) {
-            replaced = progress = true;
-            break;
-          }
-        }
-        if (!replaced) ++i;  // else the spliced-in statements are tried next
-      }
-      if (!more_lists) break;
-    }
-    return progress;
-  }
-
-  // `w = v` and `n = 4`: drop the definition and use the value directly.
-  bool Aliases() {
-    bool progress = false;
-    for (size_t k = 0;; ++k) {
-      bool more_lists = true;
-      for (size_t i = 0;;) {
-        Targets t = Collect(*best_);
-        if (k >= t.seqs.size()) {
-          more_lists = false;
-          break;
-        }
-        const size_t fi = t.seqs[k].first;
-        const auto seq = t.seqs[k].second;
-        if (i >= seq->stmts.size()) break;
-        const StmtPtr& s = seq->stmts[i];
-        bool replaced = false;
-        if (s->kind() == NodeKind::kAssignStmt) {
-          const auto& a = static_cast<const AssignStmt&>(*s);
-          const NodeKind vk = a.value ? a.value->kind() : NodeKind::kCall;
-          if (a.var &&
-              (vk == NodeKind::kVar || vk == NodeKind::kConstInt || vk == NodeKind::kConstBool)) {
-            std::vector<StmtPtr> stmts = seq->stmts.ToVector();
-            stmts.erase(stmts.begin() + static_cast<ptrdiff_t>(i));
-            ProgramPtr removed = Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span()));
-            VarMap m{{a.var.get(), a.value}};
-            replaced = Try(WithBody(removed, fi, Substitute(removed->functions[fi]->body, m)));
-          }
-        }
-        if (replaced) {
-          progress = true;
+        if (edit(fi, seq, i)) {
+          progress = true;  // the spliced-in or following statements are tried next
         } else {
           ++i;
         }
       }
-      if (!more_lists) break;
     }
-    return progress;
+  }
+
+  bool Loops() {
+    return EachStatement([&](size_t fi, const auto& seq, size_t i) {
+      for (auto& inner : Inners(seq->stmts[i])) {
+        std::vector<StmtPtr> stmts(seq->stmts.begin(), seq->stmts.begin() + i);
+        stmts.insert(stmts.end(), inner.begin(), inner.end());
+        stmts.insert(stmts.end(), seq->stmts.begin() + i + 1, seq->stmts.end());
+        if (Try(Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span())))) return true;
+      }
+      return false;
+    });
+  }
+
+  // `w = v` and `n = 4`: drop the definition and use the value directly.
+  bool Aliases() {
+    return EachStatement([&](size_t fi, const auto& seq, size_t i) {
+      const StmtPtr& s = seq->stmts[i];
+      if (s->kind() != NodeKind::kAssignStmt) return false;
+      const auto& a = static_cast<const AssignStmt&>(*s);
+      const NodeKind vk = a.value ? a.value->kind() : NodeKind::kCall;
+      if (!a.var ||
+          (vk != NodeKind::kVar && vk != NodeKind::kConstInt && vk != NodeKind::kConstBool)) {
+        return false;
+      }
+      std::vector<StmtPtr> stmts = seq->stmts.ToVector();
+      stmts.erase(stmts.begin() + static_cast<ptrdiff_t>(i));
+      ProgramPtr removed = Replace(best_, fi, seq, MakeSeq(std::move(stmts), seq->span()));
+      VarMap m{{a.var.get(), a.value}};
+      return Try(WithBody(removed, fi, Substitute(removed->functions[fi]->body, m)));
+    });
   }
 
   bool CallArgs() {
