@@ -8,8 +8,10 @@
 // from later (function bodies parsed out of order, window sizes parsed when
 // their base is bound).
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -181,33 +183,18 @@ inline bool TextIs(std::string_view s, const char (&lit)[N]) {
   return true;
 }
 
-// Python's keywords: the parser rejects them as names, the printer never gives one
-// as a name. Asked for nearly every name token, so it dispatches on the length:
-// each comparison is then a load or two.
+// Python's keywords (the 35 of Python 3.11's keyword.kwlist): the parser rejects
+// them as names, the printer never gives one as a name. The PyPTO bridge's exporter
+// avoids the same names (bridge/pypto/cds_pypto/export.py; tests/pypto compares).
+inline constexpr std::string_view kPythonKeywords[] = {
+    "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+    "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+    "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+
 inline bool IsKeyword(std::string_view s) {
-  switch (s.size()) {
-    case 2:
-      return TextIs(s, "as") || TextIs(s, "if") || TextIs(s, "in") || TextIs(s, "is") ||
-             TextIs(s, "or");
-    case 3:
-      return TextIs(s, "and") || TextIs(s, "def") || TextIs(s, "del") || TextIs(s, "for") ||
-             TextIs(s, "not") || TextIs(s, "try");
-    case 4:
-      return TextIs(s, "elif") || TextIs(s, "else") || TextIs(s, "from") || TextIs(s, "pass") ||
-             TextIs(s, "with") || TextIs(s, "True") || TextIs(s, "None");
-    case 5:
-      return TextIs(s, "async") || TextIs(s, "await") || TextIs(s, "break") || TextIs(s, "class") ||
-             TextIs(s, "raise") || TextIs(s, "while") || TextIs(s, "yield") || TextIs(s, "False");
-    case 6:
-      return TextIs(s, "assert") || TextIs(s, "except") || TextIs(s, "global") ||
-             TextIs(s, "import") || TextIs(s, "lambda") || TextIs(s, "return");
-    case 7:
-      return TextIs(s, "finally");
-    case 8:
-      return TextIs(s, "continue") || TextIs(s, "nonlocal");
-    default:
-      return false;
-  }
+  return std::find(std::begin(kPythonKeywords), std::end(kPythonKeywords), s) !=
+         std::end(kPythonKeywords);
 }
 
 }  // namespace cds::ir

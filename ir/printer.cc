@@ -28,9 +28,14 @@ namespace cds::ir {
 
 namespace {
 
-// Python's keywords and the names the text format gives a meaning of its own.
+// The names the text format gives a meaning of its own (the PyPTO bridge's exporter
+// avoids them too; tests/pypto compares).
+constexpr std::string_view kTextFormatNames[] = {"pl", "pld", "self"};
+
+// Python's keywords and the text format's own names.
 bool IsReservedName(std::string_view s) {
-  return IsKeyword(s) || TextIs(s, "pl") || TextIs(s, "pld") || TextIs(s, "self");
+  return IsKeyword(s) || std::find(std::begin(kTextFormatNames), std::end(kTextFormatNames), s) !=
+                             std::end(kTextFormatNames);
 }
 
 bool IsIdentChar(char c) {

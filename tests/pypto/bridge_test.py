@@ -5,6 +5,7 @@ the scope reader, the outcome comparison and the command line (ctest label
 without PyPTO."""
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -170,6 +171,28 @@ def run_bridge(*args, pypto_absent=True):
     if pypto_absent:
         env["PYTHONPATH"] = NO_PYPTO
     return subprocess.run([sys.executable, BRIDGE, *args], capture_output=True, text=True, env=env, check=False)
+
+
+class ReservedNamesTest(unittest.TestCase):
+    """The exporter avoids exactly the names the harness's printer reserves, so an
+    exported Var never takes a name the parser refuses or reads as something else."""
+
+    @staticmethod
+    def _cpp_list(path, array):
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            text = f.read()
+        m = re.search(array + r"\[\] = \{(.*?)\};", text, re.S)
+        if m is None:
+            raise AssertionError(f"{path}: no array {array}")
+        return set(re.findall(r'"([^"]+)"', m.group(1)))
+
+    def test_the_exporter_reserves_what_the_printer_reserves(self):
+        from cds_pypto.export import _RESERVED
+
+        cpp = self._cpp_list("ir/lexer.h", "kPythonKeywords") | self._cpp_list(
+            "ir/printer.cc", "kTextFormatNames")
+        self.assertIn("await", cpp)
+        self.assertEqual(set(_RESERVED), cpp)
 
 
 class CommandLineTest(unittest.TestCase):

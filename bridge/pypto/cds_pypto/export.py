@@ -10,16 +10,15 @@ the source program. A function PyPTO returns unchanged is copied from the source
 Anything the text format cannot say raises `NotExportable` naming it.
 """
 
+import keyword
 import math
 import re
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_KEYWORDS = {
-    "and", "as", "assert", "break", "class", "continue", "def", "del", "elif", "else", "except",
-    "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None",
-    "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "while", "with", "yield",
-    "pl", "pld", "self",
-}  # fmt: skip
+# Names the harness's parser does not read as a variable: Python's keywords and the
+# text format's own names (ir/lexer.h kPythonKeywords, ir/printer.cc kTextFormatNames;
+# tests/pypto/bridge_test.py compares).
+_RESERVED = frozenset(keyword.kwlist) | {"pl", "pld", "self"}
 _DTYPES = (
     "BOOL INT8 INT16 INT32 INT64 UINT8 UINT16 UINT32 UINT64 FP16 BF16 FP32 FP64 INDEX".split()
 )
@@ -163,7 +162,7 @@ class FunctionPrinter:
         name = self.names.get(uid)
         if name is None:
             hint = var.name_hint
-            if not _IDENT.match(hint) or hint in _KEYWORDS:
+            if not _IDENT.match(hint) or hint in _RESERVED:
                 hint = "v_" + re.sub(r"[^A-Za-z0-9_]", "_", hint)
             name = self.names[uid] = hint
         return name
