@@ -5,11 +5,16 @@
 # report (and an HTML coverage report beside it).
 #
 #   ci/fuzz.sh [--minutes N | --seconds N] [--jobs N] [--targets a,b] [--out DIR]
-#              [--no-coverage] [--no-triage] [--build-dir DIR | --inject-bug K]
+#              [--no-coverage] [--no-triage] [--preset P | --build-dir DIR | --inject-bug K]
 #
 # --minutes/--seconds: budget per target (default 60 s). --jobs N: N libFuzzer
 # workers per target (fork mode; default 1). --build-dir: use fuzz targets already
 # built there (fuzz/targets/<name>) instead of building the fuzz preset.
+# --preset P: the preset to build the targets with: fuzz (default; libFuzzer + ASan +
+# UBSan) or fuzz-logic (UBSan only: the logic oracles fuzz_pipeline and
+# fuzz_text_mutate judge several times as many programs per second; run it beside
+# a fuzz campaign, not instead of one, since it cannot see memory errors). The
+# working corpora of the two presets are kept apart (OUT defaults per preset).
 # --inject-bug K: build the targets from a scratch copy of the tree with the deliberate
 # bug fuzz/bugs/K-*.patch applied (ci/bug-hunt.sh --prepare K, in build/bug-hunt-K; the
 # working tree is left alone), to prove that a campaign catches a known bug. Each finding is minimised and then
@@ -34,11 +39,12 @@ TRIAGE=1
 BUGGY_BUILD=0  # --build-dir / --inject-bug: findings belong to that build, not the real pass
 BUILD_DIR=""
 INJECT=""
+PRESET=fuzz
 usage_error() { echo "fuzz.sh: $* (try --help)" >&2; exit 2; }
 number() { [[ "$2" =~ ^[0-9]+$ ]] || usage_error "$1 needs a number, got '$2'"; }
 while (($#)); do
   case "$1" in
-    --minutes|--seconds|--jobs|--targets|--out|--build-dir|--inject-bug)
+    --minutes|--seconds|--jobs|--targets|--out|--build-dir|--inject-bug|--preset)
       (($# >= 2)) || usage_error "$1 needs a value" ;;&
     --minutes|--seconds|--jobs|--inject-bug) number "$1" "$2" ;;&
     --minutes) SECONDS_PER_TARGET=$(($2 * 60)); shift 2 ;;
@@ -52,12 +58,15 @@ while (($#)); do
       [[ -d "$2" ]] || usage_error "--build-dir '$2' is not a folder"
       BUILD_DIR=$(cd "$2" && pwd); BUGGY_BUILD=1; shift 2 ;;
     --inject-bug) INJECT=$2; shift 2 ;;
+    --preset)
+      [[ "$2" == fuzz || "$2" == fuzz-logic ]] || usage_error "--preset must be fuzz or fuzz-logic, got '$2'"
+      PRESET=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage_error "unknown argument '$1'" ;;
   esac
 done
 if [[ -z "$OUT" ]]; then
-  OUT="$ROOT/build/fuzz/campaign${INJECT:+-bug$INJECT}"
+  OUT="$ROOT/build/$PRESET/campaign${INJECT:+-bug$INJECT}"
 fi
 
 log() { printf '[fuzz %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -82,10 +91,10 @@ if [[ -n "$INJECT" ]]; then
   BUILD_DIR=$("$ROOT/ci/bug-hunt.sh" --prepare "$INJECT" --targets "$TARGETS" \
     --out "$ROOT/build/bug-hunt-$INJECT") || die "building with bug $INJECT failed"
 elif [[ -z "$BUILD_DIR" ]]; then
-  BUILD_DIR="$ROOT/build/fuzz"
-  log "building the fuzz preset (libFuzzer + ASan + UBSan): ${TARGET_LIST[*]}"
-  cmake --preset fuzz >/dev/null || die "configure failed"
-  cmake --build --preset fuzz -j"$(nproc)" --target "${TARGET_LIST[@]}" || die "build failed"
+  BUILD_DIR="$ROOT/build/$PRESET"
+  log "building the $PRESET preset: ${TARGET_LIST[*]}"
+  cmake --preset "$PRESET" >/dev/null || die "configure failed"
+  cmake --build --preset "$PRESET" -j"$(nproc)" --target "${TARGET_LIST[@]}" || die "build failed"
 fi
 FUZZ_BIN="$BUILD_DIR/fuzz/targets"
 

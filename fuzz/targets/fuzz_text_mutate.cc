@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz/targets/asan_defaults.h"
 #include "fuzz/targets/pipeline_check.h"
 #include "ir/builder.h"
 #include "ir/dispatch.h"
