@@ -167,6 +167,12 @@ build() {
 
 "$ROOT/ci/install-deps.sh" >&2
 
+# The fuzz targets' seeds, assembled once from the working tree's corpora.
+for d in "${FUZZ_DETECTORS[@]}"; do
+  rm -rf "$OUT/seeds/$d"
+  python3 "$ROOT/ci/seeds.py" "$d" "$OUT/seeds/$d" >/dev/null || die "cannot assemble the seeds of $d"
+done
+
 if [[ -n "$PREPARE" ]]; then
   n=$(two_digits "$PREPARE")
   [[ -n "${PATCH[$n]:-}" ]] || die "no patch fuzz/bugs/$n-*.patch"
@@ -218,7 +224,6 @@ run_detector() {
     fuzz_pipeline|fuzz_text_mutate)
       local opts=() k v
       local dict
-      python3 "$ROOT/ci/seeds.py" "$d" "$work/seeds" >/dev/null
       dict=$(python3 "$ROOT/ci/seeds.py" --dict "$d")
       [[ -n "$dict" ]] && opts+=("-dict=$dict")
       if [[ -f "$ROOT/corpus/$d.options" ]]; then
@@ -227,7 +232,7 @@ run_detector() {
           [[ -n "$k" && "$k" != \[* && "$k" != \#* && "$k" != dict ]] && opts+=("-$k=$v")
         done <"$ROOT/corpus/$d.options"
       fi
-      timeout $((cap + 30)) "$bin" "$work/corpus" "$work/seeds" "${opts[@]}" -max_total_time="$cap" \
+      timeout $((cap + 30)) "$bin" "$work/corpus" "$OUT/seeds/$d" "${opts[@]}" -max_total_time="$cap" \
         -artifact_prefix="$work/artifacts/" -timeout=10 -rss_limit_mb=4096 >"$work/log" 2>&1 || rc=$?
       ;;
     prop_test)

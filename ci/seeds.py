@@ -24,15 +24,18 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# (folder, pattern, how a seed is named and cut): "path" names it by its path and
+# keeps it whole, "split" by its path and one seed per `# -----` part, "own" keeps
+# its file name (the folder holds seeds and nothing else).
 TEXT_SEEDS = {
-    "sources": [("corpus/real", "*.pyir", False), ("corpus/regressions", "*.pyir", False),
-                ("tests/lit", "**/*.pyir", True), ("corpus/text", "*", False)],
+    "sources": [("corpus/real", "*.pyir", "path"), ("corpus/regressions", "*.pyir", "path"),
+                ("tests/lit", "**/*.pyir", "split"), ("corpus/text", "*", "own")],
     "dict": "corpus/text.dict",
 }
 TARGETS = {
     "fuzz_parse": TEXT_SEEDS,
     "fuzz_text_mutate": TEXT_SEEDS,
-    "fuzz_pipeline": {"sources": [("corpus/fuzz_pipeline", "*", False)], "dict": None},
+    "fuzz_pipeline": {"sources": [("corpus/fuzz_pipeline", "*", "own")], "dict": None},
 }
 SPLIT_MARKER = "# -----"
 
@@ -50,18 +53,18 @@ def target_or_exit(name):
 
 def seeds_of(spec):
     """(name, bytes) for every seed of `spec`, in a stable order."""
-    for folder, pattern, split in spec["sources"]:
+    for folder, pattern, form in spec["sources"]:
         for path in sorted(glob.glob(os.path.join(ROOT, folder, pattern), recursive=True)):
             if not os.path.isfile(path):
                 continue
-            rel = os.path.relpath(path, ROOT)
-            stem = rel.replace(os.sep, "__")
             with open(path, "rb") as f:
                 data = f.read()
-            if folder == "corpus/text" or folder == "corpus/fuzz_pipeline":
-                stem = os.path.basename(path)
+            if form == "own":
+                yield os.path.basename(path), data
+                continue
+            stem = os.path.relpath(path, ROOT).replace(os.sep, "__")
             lines = data.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
-            if not split or not any(l.startswith(SPLIT_MARKER) for l in lines):
+            if form != "split" or not any(l.startswith(SPLIT_MARKER) for l in lines):
                 yield stem, data
                 continue
             parts, current = [], []
