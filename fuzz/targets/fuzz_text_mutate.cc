@@ -83,7 +83,8 @@ void CheckText(std::string_view text) {
     }
     return;
   }
-  const std::string printed = ir::PrintProgram(run.output);
+  // Printed only for a finding's report: the verifier prints the output itself.
+  const auto printed = [&run] { return ir::PrintProgram(run.output); };
   if (AlreadyMaterialized(*input)) {
     // The pass leaves a body that starts with a scope alone, so a pl._dump input
     // that is already inconsistent stays inconsistent (and statements after its
@@ -114,10 +115,10 @@ void CheckText(std::string_view text) {
   if (!diags.empty()) {
     check::Finding(kTarget, "the verifier rejected the pipeline output",
                    verify::FormatDiagnostics(diags),
-                   std::string(text) + "\n--- output ---\n" + printed);
+                   std::string(text) + "\n--- output ---\n" + printed());
   }
   if (auto i = check::IdempotenceProblem(run.output); !i.empty()) {
-    check::Finding(kTarget, "the pipeline is not idempotent", i, printed);
+    check::Finding(kTarget, "the pipeline is not idempotent", i, printed());
   }
 }
 
