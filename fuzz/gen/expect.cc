@@ -1,6 +1,7 @@
 #include "fuzz/gen/expect.h"
 
 #include <algorithm>
+#include <array>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
@@ -244,195 +245,256 @@ absl::flat_hash_set<std::string> UsedNames(const ProgramModel& m) {
   return names;
 }
 
-}  // namespace
+std::array<std::string, 3> SignalNames(int64_t k) {
+  return {fmt::format("__allreduce_signal_world_size_{}", k),
+          fmt::format("__allreduce_signal_buf_{}", k), fmt::format("__allreduce_signal_{}", k)};
+}
 
-Expectation ComputeExpectation(const ProgramModel& m) {
-  Expectation e;
-  std::vector<int> hosts = m.HostFunctions();
-  std::sort(hosts.begin(), hosts.end(),
-            [&](int a, int b) { return m.functions[a].name < m.functions[b].name; });
+// SynthesizeAllReduceSignals' one counter for the program, and the names it must avoid.
+class Numbering {
+ public:
+  explicit Numbering(const ProgramModel& m) : used_(UsedNames(m)) {}
 
-  // SynthesizeAllReduceSignals: one counter for the program, hosts in name order,
-  // statements in source order. A lifted return takes its signal first, then its
-  // result name (the signal completes the call that is then lifted).
-  absl::flat_hash_set<std::string> used = UsedNames(m);
-  int64_t counter = 0;
-  absl::flat_hash_map<int, size_t> signal_of_coll;  // collective -> index in e.signals
+  // The first K from the counter on for which none of the signal's three names is taken.
+  void NameSignal(SynthesizedSignal& sig) {
+    int64_t k = counter_;
+    // One array per candidate: begin() and end() must come from the same object.
+    for (auto cand = SignalNames(k); std::any_of(
+             cand.begin(), cand.end(), [&](const std::string& n) { return used_.contains(n); });
+         cand = SignalNames(++k)) {
+    }
+    auto n = SignalNames(k);
+    for (const auto& x : n) used_.insert(x);
+    counter_ = k + 1;
+    sig.counter = static_cast<int>(k);
+    sig.world_size_var = std::move(n[0]);
+    sig.buffer = std::move(n[1]);
+    sig.view = std::move(n[2]);
+  }
+
+  // The first K from the counter on whose result name is not taken.
+  std::string ResultName() {
+    int64_t k = counter_;
+    while (used_.contains(fmt::format("__allreduce_result_{}", k))) ++k;
+    std::string name = fmt::format("__allreduce_result_{}", k);
+    used_.insert(name);
+    counter_ = k + 1;
+    return name;
+  }
+
+ private:
+  absl::flat_hash_set<std::string> used_;
+  int64_t counter_ = 0;
+};
+
+using SignalOfCollective = absl::flat_hash_map<int, size_t>;  // collective -> index in e.signals
+
+// SynthesizeAllReduceSignals: one counter for the program, hosts in name order,
+// statements in source order. A lifted return takes its signal first, then its
+// result name (the signal completes the call that is then lifted).
+SignalOfCollective SynthesizeSignals(const ProgramModel& m, const std::vector<int>& hosts,
+                                     Expectation& e) {
+  Numbering numbering(m);
+  SignalOfCollective signal_of_coll;
   for (int h : hosts) {
+    const std::string& fn = m.functions[h].name;
     ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
       if (s.ref < 0 || (s.kind != StmtKind::kCollective && s.kind != StmtKind::kReturn)) return;
       const CollectiveModel& c = m.collectives[s.ref];
       if (c.kind != CollKind::kAllReduce) return;
       if (c.ImplicitSignal()) {
-        int64_t k = counter;
-        auto names = [](int64_t k) {
-          return std::array<std::string, 3>{fmt::format("__allreduce_signal_world_size_{}", k),
-                                            fmt::format("__allreduce_signal_buf_{}", k),
-                                            fmt::format("__allreduce_signal_{}", k)};
-        };
-        // One array per candidate: begin() and end() must come from the same object.
-        for (auto cand = names(k); std::any_of(
-                 cand.begin(), cand.end(), [&](const std::string& n) { return used.contains(n); });
-             cand = names(++k)) {
-        }
-        const auto n = names(k);
-        for (const auto& x : n) used.insert(x);
-        counter = k + 1;
         SynthesizedSignal sig;
-        sig.function = m.functions[h].name;
-        sig.counter = static_cast<int>(k);
-        sig.world_size_var = n[0];
-        sig.buffer = n[1];
-        sig.view = n[2];
+        sig.function = fn;
+        numbering.NameSignal(sig);
         const int data_alloc = ViewAlloc(m, c.args[0]);
         if (data_alloc >= 0) sig.data_alloc = m.allocs[data_alloc].name;
         sig.stmt = s.id;
         signal_of_coll[s.ref] = e.signals.size();
         e.signals.push_back(std::move(sig));
       }
-      if (c.in_return) {
-        int64_t k = counter;
-        while (used.contains(fmt::format("__allreduce_result_{}", k))) ++k;
-        LiftedResult r{m.functions[h].name, fmt::format("__allreduce_result_{}", k), s.id};
-        used.insert(r.name);
-        counter = k + 1;
-        e.results.push_back(std::move(r));
+      if (c.in_return) e.results.push_back(LiftedResult{fn, numbering.ResultName(), s.id});
+    });
+  }
+  return signal_of_coll;
+}
+
+// MaterializeCommDomainScopes, one host orchestrator at a time (MaterializeHost's steps).
+class HostMaterializer {
+ public:
+  HostMaterializer(const ProgramModel& m, const SignalOfCollective& signal_of_coll, Expectation& e)
+      : m_(m),
+        signal_of_coll_(signal_of_coll),
+        e_(e),
+        dispatch_cov_(DispatchCoverage(m)),
+        sizes_(m) {}
+
+  FunctionExpect Host(int h) {
+    FunctionExpect fe;
+    fe.name = m_.functions[h].name;
+    // The problems keep the order --expect has always listed them in, not docs/pass.md's.
+    // 1, 5. Allocs and synthesized signal buffers in source order, with their sizes.
+    CollectAllocs(h, fe);
+    // 4.    Hand-overs (step 3's dispatch coverage is program-wide: DispatchCoverage).
+    InheritCoverage(h, fe);
+    // 3.    Every device= of a placed dispatch must give a device set.
+    CheckDevices(h, fe.name);
+    //       The scan's last check: no view carried by a loop.
+    CheckCarriedViews(h, fe.name);
+    // 2, 4. Dead allocs, and allocs left without coverage.
+    CheckDeadAndUnconsumed(h, fe);
+    // 7.    Allocs with equal coverage share a comm domain.
+    ClusterIntoScopes(fe);
+    return fe;
+  }
+
+ private:
+  static constexpr size_t kNone = SIZE_MAX;
+
+  template <typename... Args>
+  void Problem(fmt::format_string<Args...> format, Args&&... args) {
+    e_.problems.push_back(fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  void CollectAllocs(int h, FunctionExpect& fe) {
+    fe.allocs.reserve(m_.allocs.size() + e_.signals.size());  // this host's are among them
+    pos_of_alloc_.assign(m_.allocs.size(), kNone);
+    pos_of_signal_.assign(m_.collectives.size(), kNone);
+    ForEachStmt(m_.functions[h].body, [&](const StmtModel& s) {
+      if (s.kind == StmtKind::kAlloc) {
+        const AllocModel& a = m_.allocs[s.ref];
+        AllocExpect ae;
+        ae.name = a.name;
+        ae.var_name = m_.values[a.var].name;
+        ae.dispatch_coverage = dispatch_cov_[s.ref];
+        if (std::optional<SizeExpect> size = sizes_.Of(a)) {
+          ae.size = *size;
+        } else {
+          Problem("{}: the size of alloc '{}' is not linear in the world size", fe.name, a.name);
+        }
+        pos_of_alloc_[s.ref] = fe.allocs.size();
+        fe.allocs.push_back(std::move(ae));
+      } else if (s.ref >= 0 && (s.kind == StmtKind::kCollective || s.kind == StmtKind::kReturn)) {
+        auto it = signal_of_coll_.find(s.ref);
+        if (it == signal_of_coll_.end()) return;
+        AllocExpect ae;
+        ae.name = ae.var_name = e_.signals[it->second].buffer;
+        ae.synthesized = true;
+        ae.size = SizeEvaluator::Signal(m_.collectives[s.ref]);
+        pos_of_signal_[s.ref] = fe.allocs.size();
+        fe.allocs.push_back(std::move(ae));
       }
     });
   }
 
-  // MaterializeCommDomainScopes, per host.
-  const std::vector<Coverage> dispatch_cov = DispatchCoverage(m);
-  const SizeEvaluator sizes(m);
-  // Per host: model alloc index -> position in fe.allocs (kNone for another
-  // host's), synthesized ones keyed by their collective; pld.window statements per alloc.
-  constexpr size_t kNone = SIZE_MAX;
-  std::vector<size_t> pos_of_alloc, pos_of_signal;
-  std::vector<int> windows;
-  e.functions.reserve(hosts.size());
-  for (int h : hosts) {
-    FunctionExpect fe;
-    fe.name = m.functions[h].name;
-    fe.allocs.reserve(m.allocs.size() + e.signals.size());  // this host's are among them
-    const std::string& fn = fe.name;
-    pos_of_alloc.assign(m.allocs.size(), kNone);
-    pos_of_signal.assign(m.collectives.size(), kNone);
-    ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
-      if (s.kind == StmtKind::kAlloc) {
-        const AllocModel& a = m.allocs[s.ref];
-        AllocExpect ae;
-        ae.name = a.name;
-        ae.var_name = m.values[a.var].name;
-        ae.dispatch_coverage = dispatch_cov[s.ref];
-        if (std::optional<SizeExpect> size = sizes.Of(a)) {
-          ae.size = *size;
-        } else {
-          e.problems.push_back(fmt::format(
-              "{}: the size of alloc '{}' is not linear in the world size", fn, a.name));
-        }
-        pos_of_alloc[s.ref] = fe.allocs.size();
-        fe.allocs.push_back(std::move(ae));
-      } else if (s.ref >= 0 && (s.kind == StmtKind::kCollective || s.kind == StmtKind::kReturn)) {
-        auto it = signal_of_coll.find(s.ref);
-        if (it == signal_of_coll.end()) return;
-        AllocExpect ae;
-        ae.name = ae.var_name = e.signals[it->second].buffer;
-        ae.synthesized = true;
-        ae.size = SizeEvaluator::Signal(m.collectives[s.ref]);
-        pos_of_signal[s.ref] = fe.allocs.size();
-        fe.allocs.push_back(std::move(ae));
-      }
-    });
+  // Collective by collective, its checks and then its hand-overs: the problems' order.
+  void InheritCoverage(int h, FunctionExpect& fe) {
     for (auto& ae : fe.allocs) ae.coverage = ae.dispatch_coverage;
-    for (size_t ci = 0; ci < m.collectives.size(); ++ci) {
-      const CollectiveModel& c = m.collectives[ci];
-      if (c.function != h) continue;
-      const std::string_view op = CollOpName(c.kind);
-      for (size_t i = 0; i < c.args.size(); ++i) {
-        const ValueModel& v = m.values[c.args[i]];
-        const bool checked =
-            !(c.kind == CollKind::kAllToAllV && (i == 0 || i == 3)) &&
-            !((c.kind == CollKind::kAllGather || c.kind == CollKind::kAllToAll) && i == 0);
-        if (checked && v.kind != ValueKind::kView) {
-          e.problems.push_back(
-              fmt::format("{}: {} argument '{}' is not a window view", fn, op, v.name));
-        }
+    for (size_t ci = 0; ci < m_.collectives.size(); ++ci) {
+      if (m_.collectives[ci].function != h) continue;
+      CheckCollective(m_.collectives[ci], fe.name);
+      HandOverCoverage(ci, fe);
+    }
+  }
+
+  // SynthesizeAllReduceSignals' checks sit here too: their problems are listed per host.
+  void CheckCollective(const CollectiveModel& c, const std::string& fn) {
+    const std::string_view op = CollOpName(c.kind);
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const ValueModel& v = m_.values[c.args[i]];
+      const bool checked =
+          !(c.kind == CollKind::kAllToAllV && (i == 0 || i == 3)) &&
+          !((c.kind == CollKind::kAllGather || c.kind == CollKind::kAllToAll) && i == 0);
+      if (checked && v.kind != ValueKind::kView) {
+        Problem("{}: {} argument '{}' is not a window view", fn, op, v.name);
       }
-      if (c.nested != CollectiveModel::Nest::kNone) {
-        e.problems.push_back(fmt::format("{}: {} nested inside another expression", fn, op));
+    }
+    if (c.nested != CollectiveModel::Nest::kNone) {
+      Problem("{}: {} nested inside another expression", fn, op);
+    }
+    if (c.kind == CollKind::kAllReduce && (c.args.empty() || c.args.size() > 2)) {
+      Problem("{}: {} with {} arguments", fn, op, c.args.size());
+    }
+    if (c.ImplicitSignal() && (c.core_num < 0 || (c.explicit_core_num && c.core_num <= 0))) {
+      Problem("{}: {} with core_num={}", fn, op, c.core_num);
+    }
+    if (c.ImplicitSignal() && c.in_loop) {
+      Problem("{}: signal-less {} inside a loop", fn, op);
+    }
+    if (c.kind == CollKind::kAllToAllV && c.in_loop) {
+      Problem("{}: {} inside a loop", fn, op);
+    }
+  }
+
+  void HandOverCoverage(size_t ci, FunctionExpect& fe) {
+    const CollectiveModel& c = m_.collectives[ci];
+    const std::string_view op = CollOpName(c.kind);
+    const std::string& fn = fe.name;
+    for (const auto& [from, to] : InheritancePairs(m_, c)) {
+      if (dispatch_cov_[from].Empty()) {
+        Problem("{}: {} data/target alloc '{}' has no coverage to pass on", fn, op,
+                m_.allocs[from].name);
       }
-      if (c.kind == CollKind::kAllReduce && (c.args.empty() || c.args.size() > 2)) {
-        e.problems.push_back(fmt::format("{}: {} with {} arguments", fn, op, c.args.size()));
+      if (pos_of_alloc_[to] != kNone)
+        fe.allocs[pos_of_alloc_[to]].coverage.Absorb(dispatch_cov_[from]);
+    }
+    if (c.kind == CollKind::kBarrier) {
+      const int a = ViewAlloc(m_, c.args[0]);
+      if (a >= 0 && dispatch_cov_[a].Empty()) {
+        Problem("{}: {} signal '{}' has no coverage", fn, op, m_.allocs[a].name);
       }
-      if (c.ImplicitSignal() && (c.core_num < 0 || (c.explicit_core_num && c.core_num <= 0))) {
-        e.problems.push_back(fmt::format("{}: {} with core_num={}", fn, op, c.core_num));
-      }
-      if (c.ImplicitSignal() && c.in_loop) {
-        e.problems.push_back(fmt::format("{}: signal-less {} inside a loop", fn, op));
-      }
-      if (c.kind == CollKind::kAllToAllV && c.in_loop) {
-        e.problems.push_back(fmt::format("{}: {} inside a loop", fn, op));
-      }
-      for (const auto& [from, to] : InheritancePairs(m, c)) {
-        if (dispatch_cov[from].Empty()) {
-          e.problems.push_back(
-              fmt::format("{}: {} data/target alloc '{}' has no coverage to pass on", fn, op,
-                          m.allocs[from].name));
-        }
-        if (pos_of_alloc[to] != kNone)
-          fe.allocs[pos_of_alloc[to]].coverage.Absorb(dispatch_cov[from]);
-      }
-      if (c.kind == CollKind::kBarrier) {
-        const int a = ViewAlloc(m, c.args[0]);
-        if (a >= 0 && dispatch_cov[a].Empty()) {
-          e.problems.push_back(
-              fmt::format("{}: {} signal '{}' has no coverage", fn, op, m.allocs[a].name));
-        }
-      }
-      if (pos_of_signal[ci] != kNone) {
-        const int data = ViewAlloc(m, c.args[0]);
-        if (data >= 0) {
-          fe.allocs[pos_of_signal[ci]].coverage = dispatch_cov[data];
-          if (dispatch_cov[data].Empty()) {
-            e.problems.push_back(fmt::format("{}: {} data alloc '{}' has no coverage to pass on",
-                                             fn, op, m.allocs[data].name));
-          }
+    }
+    if (pos_of_signal_[ci] != kNone) {
+      const int data = ViewAlloc(m_, c.args[0]);
+      if (data >= 0) {
+        fe.allocs[pos_of_signal_[ci]].coverage = dispatch_cov_[data];
+        if (dispatch_cov_[data].Empty()) {
+          Problem("{}: {} data alloc '{}' has no coverage to pass on", fn, op,
+                  m_.allocs[data].name);
         }
       }
     }
-    for (const DispatchModel& d : m.dispatches) {
-      if (d.function == h && IsDispatchTarget(m.functions[d.callee]) &&
-          d.form != DeviceForm::kUnplaced && !DeviceDescriptor(m, d)) {
-        e.problems.push_back(fmt::format("{}: unsupported device= of a dispatch to {}", fn,
-                                         m.functions[d.callee].name));
+  }
+
+  void CheckDevices(int h, const std::string& fn) {
+    for (const DispatchModel& d : m_.dispatches) {
+      if (d.function == h && IsDispatchTarget(m_.functions[d.callee]) &&
+          d.form != DeviceForm::kUnplaced && !DeviceDescriptor(m_, d)) {
+        Problem("{}: unsupported device= of a dispatch to {}", fn, m_.functions[d.callee].name);
       }
     }
-    // A view as a loop-carried value: rejected, since later iterations carry
-    // whatever the body yields (docs/pass.md).
-    ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
+  }
+
+  // A view as a loop-carried value: rejected, since later iterations carry
+  // whatever the body yields (docs/pass.md).
+  void CheckCarriedViews(int h, const std::string& fn) {
+    ForEachStmt(m_.functions[h].body, [&](const StmtModel& s) {
       if (s.kind != StmtKind::kFor) return;
-      for (const SExpr& init : m.loops[s.ref].inits) {
-        if (init.kind == SExpr::Kind::kVar && m.values[init.var].kind == ValueKind::kView) {
-          e.problems.push_back(
-              fmt::format("{}: view '{}' carried by a loop", fn, m.values[init.var].name));
+      for (const SExpr& init : m_.loops[s.ref].inits) {
+        if (init.kind == SExpr::Kind::kVar && m_.values[init.var].kind == ValueKind::kView) {
+          Problem("{}: view '{}' carried by a loop", fn, m_.values[init.var].name);
         }
       }
     });
-    // Dead and unconsumed allocs.
-    windows.assign(m.allocs.size(), 0);
-    ForEachStmt(m.functions[h].body, [&](const StmtModel& s) {
-      if (s.kind == StmtKind::kView) windows[s.ref]++;
+  }
+
+  void CheckDeadAndUnconsumed(int h, const FunctionExpect& fe) {
+    windows_.assign(m_.allocs.size(), 0);
+    ForEachStmt(m_.functions[h].body, [&](const StmtModel& s) {
+      if (s.kind == StmtKind::kView) windows_[s.ref]++;
     });
-    for (size_t a = 0; a < m.allocs.size(); ++a) {
-      const size_t pos = pos_of_alloc[a];
+    for (size_t a = 0; a < m_.allocs.size(); ++a) {
+      const size_t pos = pos_of_alloc_[a];
       if (pos == kNone) continue;
-      if (windows[a] == 0) {
-        e.problems.push_back(fmt::format("{}: alloc '{}' has no view", fn, m.allocs[a].name));
+      if (windows_[a] == 0) {
+        Problem("{}: alloc '{}' has no view", fe.name, m_.allocs[a].name);
       } else if (fe.allocs[pos].coverage.Empty()) {
-        e.problems.push_back(fmt::format("{}: alloc '{}' is never consumed", fn, m.allocs[a].name));
+        Problem("{}: alloc '{}' is never consumed", fe.name, m_.allocs[a].name);
       }
     }
-    // Cluster in source order by equal coverage.
+  }
+
+  // Cluster in source order by equal coverage.
+  void ClusterIntoScopes(FunctionExpect& fe) {
     std::vector<const Coverage*> scope_coverage;
     for (AllocExpect& ae : fe.allocs) {
       size_t s = 0;
@@ -446,16 +508,38 @@ Expectation ComputeExpectation(const ProgramModel& m) {
       }
       ScopeExpect& scope = fe.scopes[s];
       if (std::find(scope.slots.begin(), scope.slots.end(), ae.name) != scope.slots.end()) {
-        e.problems.push_back(
-            fmt::format("{}: duplicate alloc name '{}' in scope {}", fn, ae.name, scope.name));
+        Problem("{}: duplicate alloc name '{}' in scope {}", fe.name, ae.name, scope.name);
       }
       scope.slots.push_back(ae.name);
       scope.slot_vars.push_back(ae.var_name);
       scope.sizes.push_back(ae.size);
       ae.scope = static_cast<int>(s);
     }
-    e.functions.push_back(std::move(fe));
   }
+
+  const ProgramModel& m_;
+  const SignalOfCollective& signal_of_coll_;
+  Expectation& e_;
+  const std::vector<Coverage> dispatch_cov_;
+  const SizeEvaluator sizes_;
+  // Per host, reused across hosts: model alloc index -> position in fe.allocs (kNone
+  // for another host's), synthesized ones keyed by their collective; pld.window
+  // statements per alloc.
+  std::vector<size_t> pos_of_alloc_, pos_of_signal_;
+  std::vector<int> windows_;
+};
+
+}  // namespace
+
+Expectation ComputeExpectation(const ProgramModel& m) {
+  Expectation e;
+  std::vector<int> hosts = m.HostFunctions();
+  std::sort(hosts.begin(), hosts.end(),
+            [&](int a, int b) { return m.functions[a].name < m.functions[b].name; });
+  const SignalOfCollective signal_of_coll = SynthesizeSignals(m, hosts, e);
+  HostMaterializer materialize(m, signal_of_coll, e);
+  e.functions.reserve(hosts.size());
+  for (int h : hosts) e.functions.push_back(materialize.Host(h));
   return e;
 }
 
