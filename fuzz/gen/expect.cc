@@ -187,9 +187,14 @@ class SizeEvaluator {
 
   std::optional<SizeExpect> Of(const AllocModel& a) const {
     if (a.size_form != SizeForm::kShape) return Linear(a.size);
-    int64_t elements = 1;
-    for (int64_t d : a.shape) elements *= d;
-    return SizeExpect{elements * ir::DataTypeBytes(a.dtype), 0};
+    // Every dim is a factor, constant or not: the product stays linear while at
+    // most one factor has a world-size part.
+    std::optional<SizeExpect> size = SizeExpect{ir::DataTypeBytes(a.dtype), 0};
+    for (const Dim& d : a.shape) {
+      size = Product(*size, d.var >= 0 ? Linear(SExpr::VarRef(d.var)) : SizeExpect{d.constant, 0});
+      if (!size) return std::nullopt;
+    }
+    return size;
   }
 
   // A synthesized signal: an INT32 [world_size, core_num] window.
@@ -199,6 +204,16 @@ class SizeEvaluator {
   }
 
  private:
+  static std::optional<SizeExpect> Product(const SizeExpect& a,
+                                           const std::optional<SizeExpect>& b) {
+    if (!b) return std::nullopt;
+    if (a.per_world_size == 0)
+      return SizeExpect{a.constant * b->constant, a.constant * b->per_world_size};
+    if (b->per_world_size == 0)
+      return SizeExpect{a.constant * b->constant, a.per_world_size * b->constant};
+    return std::nullopt;
+  }
+
   std::optional<SizeExpect> Linear(const SExpr& e) const {
     switch (e.kind) {
       case SExpr::Kind::kConst:
@@ -219,11 +234,7 @@ class SizeEvaluator {
           case ir::BinaryOp::kSub:
             return SizeExpect{a->constant - b->constant, a->per_world_size - b->per_world_size};
           case ir::BinaryOp::kMul:
-            if (a->per_world_size == 0)
-              return SizeExpect{a->constant * b->constant, a->constant * b->per_world_size};
-            if (b->per_world_size == 0)
-              return SizeExpect{a->constant * b->constant, a->per_world_size * b->constant};
-            return std::nullopt;
+            return Product(*a, b);
           default:
             return std::nullopt;
         }

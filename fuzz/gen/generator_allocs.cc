@@ -58,10 +58,15 @@ int Generator::EmitAlloc(std::optional<SizeForm> force_form, bool dump_form, std
       break;
     }
     case SizeForm::kShape:
-      if (c_.Bool()) {
-        a.shape = {elems};
+      if (On(Feature::kSizeSymbolic) && c_.Chance(1, 2)) {
+        // A world-size dim: the size is linear in the world size, and the pass,
+        // the verifier and the model must each keep the dim that does not fold.
+        const int n = UsableWorldSizeTemp();
+        a.shape = {Dim{0, n}, Dim{c_.Chance(1, 2) ? 16 : 64, -1}};
+      } else if (c_.Bool()) {
+        a.shape = {Dim{elems, -1}};
       } else {
-        a.shape = {c_.Int(1, 8), 64};
+        a.shape = {Dim{c_.Int(1, 8), -1}, Dim{64, -1}};
       }
       break;
   }

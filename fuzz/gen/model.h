@@ -36,6 +36,7 @@ namespace cds::fuzz {
   X(SizeBytes, "size_bytes")               /* 256 * pl.FP32.get_byte() */          \
   X(SizeWorldSize, "size_world_size")      /* n * 4, n = pld.world_size() */       \
   X(SizeShape, "size_shape")               /* alloc_window_buffer([..], dtype=) */ \
+  X(SizeSymbolic, "size_symbolic")         /* a shape dim n = pld.world_size() */  \
   X(MultiView, "multi_view")               /* 2-3 views of one alloc */            \
   X(Alias, "alias")                        /* w = v */                             \
   X(Rebind, "rebind")                      /* a view name bound twice */           \
@@ -257,7 +258,7 @@ struct AllocModel {
   int function = -1;
   SizeForm size_form = SizeForm::kLiteral;
   SExpr size;                                // kLiteral / kBytes / kWorldSize: the size argument
-  absl::InlinedVector<int64_t, 2> shape;     // kShape
+  absl::InlinedVector<Dim, 2> shape;         // kShape
   ir::DataType dtype = ir::DataType::kFP32;  // element type its views usually use
   bool dump_form = false;                    // pl._dump.alloc_window_buffer(size, name="...")
   int stmt = -1;                             // statement id

@@ -39,10 +39,12 @@ class IRBuilder {
   }
 
  private:
-  std::vector<ExprPtr> Shape(const TensorSig& sig) {
+  std::vector<ExprPtr> Shape(const TensorSig& sig) { return Dims(sig.dims); }
+
+  std::vector<ExprPtr> Dims(const absl::InlinedVector<Dim, 2>& model_dims) {
     std::vector<ExprPtr> dims;
-    dims.reserve(sig.dims.size());
-    for (const Dim& d : sig.dims) dims.push_back(d.var >= 0 ? Use(d.var) : ir::Int(d.constant));
+    dims.reserve(model_dims.size());
+    for (const Dim& d : model_dims) dims.push_back(d.var >= 0 ? Use(d.var) : ir::Int(d.constant));
     return dims;
   }
 
@@ -322,10 +324,7 @@ class IRBuilder {
     const AllocModel& a = m_.allocs[s.ref];
     ExprPtr call;
     if (a.size_form == SizeForm::kShape) {
-      std::vector<ExprPtr> dims;
-      dims.reserve(a.shape.size());
-      for (int64_t d : a.shape) dims.push_back(ir::Int(d));
-      call = ir::MakeOpCall(ir::ops::kAllocWindowBuffer, {ir::Tuple(std::move(dims))},
+      call = ir::MakeOpCall(ir::ops::kAllocWindowBuffer, {ir::Tuple(Dims(a.shape))},
                             {{"dtype", a.dtype}, {"name", a.name}});
     } else {
       call = ir::MakeOpCall(ir::ops::kAllocWindowBuffer, {Expr(a.size)}, {{"name", a.name}});

@@ -114,10 +114,12 @@ class TextWriter {
 
   const std::string& Name(int v) const { return m_.values[v].name; }
 
-  std::string SigText(const TensorSig& sig) const {
+  std::string SigText(const TensorSig& sig) const { return DimsText(sig.dims); }
+
+  std::string DimsText(const absl::InlinedVector<Dim, 2>& dims) const {
     std::string text = "[";
-    AppendList(text, sig.dims.size(), [&](size_t i) {
-      const Dim& d = sig.dims[i];
+    AppendList(text, dims.size(), [&](size_t i) {
+      const Dim& d = dims[i];
       if (d.var >= 0) {
         text += Name(d.var);
       } else {
@@ -222,10 +224,9 @@ class TextWriter {
   }
 
   std::string AllocText(const AllocModel& a) const {
-    std::string size =
-        a.size_form == SizeForm::kShape
-            ? fmt::format("[{}], dtype={}", fmt::join(a.shape, ", "), DTypeText(a.dtype))
-            : Expr(a.size);
+    std::string size = a.size_form == SizeForm::kShape
+                           ? fmt::format("{}, dtype={}", DimsText(a.shape), DTypeText(a.dtype))
+                           : Expr(a.size);
     if (a.dump_form)
       return fmt::format("pl._dump.alloc_window_buffer({}, name=\"{}\")", size, a.name);
     return fmt::format("pld.alloc_window_buffer({})", size);

@@ -60,6 +60,9 @@ class FeatureReader {
         break;
       case SizeForm::kShape:
         Set(Feature::kSizeShape);
+        for (const Dim& d : a.shape) {
+          if (d.var >= 0) Set(Feature::kSizeSymbolic);
+        }
         break;
     }
   }

@@ -1,4 +1,5 @@
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -333,6 +334,31 @@ TEST(GenValid, TupleValuesAndKernelCollectivesText) {
   }
 }
 
+// size_symbolic writes a shape whose first dim is a world-size temp, as PyPTO's
+// programs size a buffer per device.
+TEST(GenValid, SymbolicShapeSizeIsWritten) {
+  GenOptions o = Sized(24);
+  o.features.reset();
+  o.features.set(static_cast<size_t>(Feature::kSizeShape));
+  o.features.set(static_cast<size_t>(Feature::kSizeSymbolic));
+  o.swarm = false;
+  const std::regex alloc(R"(pld\.alloc_window_buffer\(\[(n[0-9]+), (16|64)\], dtype=pl\.)");
+  size_t symbolic = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    GeneratedProgram p = Generate(seed, o);
+    EXPECT_TRUE(ConsistencyProblems(p).empty()) << Describe(p);
+    std::smatch m;
+    for (auto it = std::sregex_iterator(p.text.begin(), p.text.end(), alloc);
+         it != std::sregex_iterator(); ++it) {
+      EXPECT_NE(p.text.find((*it)[1].str() + " = pld.world_size()"), std::string::npos) << p.text;
+      ++symbolic;
+    }
+    EXPECT_TRUE(p.model.UsedFeatures().test(static_cast<size_t>(Feature::kSizeSymbolic)) ==
+                (p.text.find("alloc_window_buffer([n") != std::string::npos));
+  }
+  EXPECT_GT(symbolic, 5u);
+}
+
 TEST(GenValid, FeatureRestrictionIsHonoured) {
   GenOptions o = Sized(40);
   o.features.reset();
@@ -428,7 +454,7 @@ int64_t Width(ir::DataType dt) {
 }
 
 TEST(GenExpect, AllocSizesFollowTheirForms) {
-  size_t shape = 0, world = 0, synthesized = 0;
+  size_t shape = 0, symbolic = 0, world = 0, synthesized = 0;
   for (uint64_t seed = 1; seed <= 80; ++seed) {
     GeneratedProgram p = Generate(seed, Sized(24));
     const ProgramModel& m = p.model;
@@ -453,10 +479,21 @@ TEST(GenExpect, AllocSizesFollowTheirForms) {
         }
         ASSERT_NE(model, nullptr) << a.name;
         if (model->size_form == SizeForm::kShape) {
+          // The constant dims multiply; a world-size dim (size_symbolic, always an
+          // `n = pld.world_size()` temp) makes the product a size per device count.
           int64_t n = 1;
-          for (int64_t d : model->shape) n *= d;
-          EXPECT_EQ(a.size, (SizeExpect{n * Width(model->dtype), 0})) << a.name;
-          ++shape;
+          bool per_world_size = false;
+          for (const Dim& d : model->shape) {
+            if (d.var >= 0) {
+              per_world_size = true;
+            } else {
+              n *= d.constant;
+            }
+          }
+          const int64_t bytes = n * Width(model->dtype);
+          EXPECT_EQ(a.size, per_world_size ? (SizeExpect{0, bytes}) : (SizeExpect{bytes, 0}))
+              << a.name;
+          ++(per_world_size ? symbolic : shape);
         } else if (model->size_form == SizeForm::kWorldSize) {
           // `n * K` with n = pld.world_size().
           EXPECT_EQ(a.size, (SizeExpect{0, model->size.operands[1].constant})) << a.name;
@@ -466,6 +503,7 @@ TEST(GenExpect, AllocSizesFollowTheirForms) {
     }
   }
   EXPECT_GT(shape, 10u);
+  EXPECT_GT(symbolic, 5u);
   EXPECT_GT(world, 10u);
   EXPECT_GT(synthesized, 10u);
 }
