@@ -303,7 +303,9 @@ hunt() {
       "$OUT/run/$n/$d/log" | head -1 || true)
     echo "$what" >"$OUT/run/$n/$d/what"
     [[ -s "$OUT/run/$n/$d/harness" ]] && log "bug $n: $d: harness fault: $(paste -sd';' "$OUT/run/$n/$d/harness")"
-    log "bug $n: $d -> ${RESULT[$n,$d]}${what:+ s ($what)}"
+    local unit=""
+    found "${RESULT[$n,$d]}" && unit=" s"
+    log "bug $n: $d -> ${RESULT[$n,$d]}${unit}${what:+ ($what)}"
   fi
   if found "${RESULT[$n,$d]}" && is_oracle "$d" && earlier "${RESULT[$n,$d]}" "$best"; then
     best=${RESULT[$n,$d]}
@@ -380,14 +382,18 @@ done
   done
   echo
   median=$(printf '%s\n' "${firsts[@]}" | sort -g | awk 'NF {v[++k]=$1} END {if (k == 0) print "n/a"; else if (k % 2) print v[(k+1)/2]; else printf "%.1f", (v[k/2]+v[k/2+1])/2}')
+  median_unit=" s"
+  [[ "$median" == n/a ]] && median_unit=" (no bug found)"
   echo "Found by an oracle: $(( ${#BUG_LIST[@]} - ${#undetected[@]} )) of ${#BUG_LIST[@]}" \
-    "(missed: ${undetected[*]:-none}); median time to the first finding: ${median} s."
+    "(missed: ${undetected[*]:-none}); median time to the first finding: ${median}${median_unit}."
   ((CONTROL)) && echo "Control (no patch): $control_findings finding(s)."
   harness_faults=0
   for n in "${ROWS[@]}"; do
-    for d in "${DET[@]}"; do [[ -s "$OUT/run/$n/$d/harness" ]] && harness_faults=$((harness_faults + 1)); done
+    for d in "${DET[@]}"; do
+      [[ -s "$OUT/run/$n/$d/harness" ]] && harness_faults=$((harness_faults + $(wc -l <"$OUT/run/$n/$d/harness")))
+    done
   done
-  echo "Harness faults (a failing test that judges the harness, not the pass; never a finding):" \
+  echo "Harness faults (failures of tests that judge the harness, not the pass; never a finding):" \
     "$harness_faults."
   if ((harness_faults)); then
     echo
