@@ -347,14 +347,14 @@ TEST(GenValid, SymbolicShapeSizeIsWritten) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     GeneratedProgram p = Generate(seed, o);
     EXPECT_TRUE(ConsistencyProblems(p).empty()) << Describe(p);
-    std::smatch m;
     for (auto it = std::sregex_iterator(p.text.begin(), p.text.end(), alloc);
          it != std::sregex_iterator(); ++it) {
       EXPECT_NE(p.text.find((*it)[1].str() + " = pld.world_size()"), std::string::npos) << p.text;
       ++symbolic;
     }
-    EXPECT_TRUE(p.model.UsedFeatures().test(static_cast<size_t>(Feature::kSizeSymbolic)) ==
-                (p.text.find("alloc_window_buffer([n") != std::string::npos));
+    EXPECT_EQ(p.model.UsedFeatures().test(static_cast<size_t>(Feature::kSizeSymbolic)),
+              p.text.find("alloc_window_buffer([n") != std::string::npos)
+        << p.text;
   }
   EXPECT_GT(symbolic, 5u);
 }
