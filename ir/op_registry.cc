@@ -7,6 +7,7 @@
 
 #include "ir/builder.h"
 #include "ir/error.h"
+#include "ir/structural_equal.h"
 
 namespace cds::ir {
 
@@ -76,6 +77,116 @@ void RequireSameDType(std::string_view op, std::optional<DataType> input,
   }
 }
 
+using Dims = NodeList<ExprPtr>;
+
+// The shape of a tensor or window argument; null when its type is unknown.
+const Dims* ShapeOf(const ExprPtr& e) {
+  switch (e->type->kind()) {
+    case NodeKind::kTensorType:
+      return &static_cast<const TensorType&>(*e->type).shape;
+    case NodeKind::kDistributedTensorType:
+      return &static_cast<const DistributedTensorType&>(*e->type).shape;
+    default:
+      return nullptr;
+  }
+}
+
+std::optional<int64_t> ConstDim(const ExprPtr& d) {
+  if (d && d->kind() == NodeKind::kConstInt) return static_cast<const ConstInt&>(*d).value;
+  return std::nullopt;
+}
+
+void Require2D(std::string_view op, const char* role, const Dims* shape, const char* form,
+               const Span& span) {
+  if (shape && shape->size() != 2) {
+    throw ValueError(
+        fmt::format("{}: {} must be 2-D {}, got {} dims", op, role, form, shape->size()), span);
+  }
+}
+
+// The element count of a row (dim 1) is the same on both sides of the copy.
+void RequireSameSize(std::string_view op, const Dims* input, const Dims* target, const Span& span) {
+  if (input && target && input->size() == 2 && target->size() == 2 &&
+      !DimsEqual((*input)[1], (*target)[1])) {
+    throw ValueError(fmt::format("{}: target SIZE (dim 1) must equal input SIZE", op), span);
+  }
+}
+
+// PyPTO's parser rejects one expression passed as both input and target: the op
+// copies from one buffer into another.
+void RequireDistinctBuffers(std::string_view op, Args a, const Span& span) {
+  if (a[0].get() == a[1].get()) {
+    throw ValueError(
+        fmt::format("{}: input and target must be different buffers, got the same one twice", op),
+        span);
+  }
+}
+
+// A signal of one slot per rank: [NR, 1], or [NR] where `rank1_ok`. Returns NR when
+// it is a constant.
+std::optional<int64_t> RequireRowsSignal(std::string_view op, const char* role, const ExprPtr& e,
+                                         const Span& span, bool rank1_ok) {
+  const Dims* shape = ShapeOf(e);
+  if (!shape) return std::nullopt;
+  if (shape->size() == 1 && rank1_ok) return ConstDim((*shape)[0]);
+  if (shape->size() != 2) {
+    throw ValueError(fmt::format("{}: {} must be {}[NR, 1], got {} dims", op, role,
+                                 rank1_ok ? "[NR] or " : "2-D ", shape->size()),
+                     span);
+  }
+  const auto second = ConstDim((*shape)[1]);
+  if (!second || *second != 1) {
+    throw ValueError(fmt::format("{}: {} second dim must be 1", op, role), span);
+  }
+  return ConstDim((*shape)[0]);
+}
+
+// allgather, all_to_all and all_to_all_v copy rows of SIZE elements from a local
+// input (a tensor or a window) into a target window: both 2-D, of one SIZE and one
+// element type.
+struct CopyOperands {
+  const Dims* input = nullptr;  // null when the type is unknown
+  const Dims* target = nullptr;
+};
+CopyOperands RequireCopyOperands(std::string_view op, Args a, const char* input_form,
+                                 const char* target_form, const Span& span) {
+  const auto input = RequireArg(op, "input", a[0], span, Accepts::kTensor);
+  const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
+  const CopyOperands c{ShapeOf(a[0]), ShapeOf(a[1])};
+  Require2D(op, "input", c.input, input_form, span);
+  Require2D(op, "target", c.target, target_form, span);
+  RequireSameDType(op, input, target, span);
+  RequireSameSize(op, c.input, c.target, span);
+  return c;
+}
+
+// The signal's rank count NR is the first dim of the rows it synchronizes, checked
+// where both are constants (each side often takes NR from its own world_size()).
+void RequireSignalRanks(std::string_view op, std::optional<int64_t> signal_ranks, const Dims* rows,
+                        const char* role, const Span& span) {
+  if (!signal_ranks || !rows || rows->size() != 2) return;
+  const auto ranks = ConstDim((*rows)[0]);
+  if (ranks && *ranks != *signal_ranks) {
+    throw ValueError(fmt::format("{}: signal first dim {} must equal {} first dim {} (NR)", op,
+                                 *signal_ranks, role, *ranks),
+                     span);
+  }
+}
+
+// all_to_all_v's counts: one INT32 count per rank, NR a constant equal to the
+// signal's.
+void RequireCountsOfRanks(std::string_view op, const char* role, const ExprPtr& e, int64_t ranks,
+                          bool rank1_ok, const Span& span) {
+  if (!ShapeOf(e)) return;
+  const auto rows = RequireRowsSignal(op, role, e, span, rank1_ok);
+  if (!rows || *rows != ranks) {
+    throw ValueError(
+        fmt::format("{}: {} first dim must be the constant NR = {} (the signal's first dim)", op,
+                    role, ranks),
+        span);
+  }
+}
+
 DataType RequireDTypeKwarg(std::string_view op, std::span<const Kwarg> kwargs, const Span& span) {
   const AttrValue* v = FindKwarg(kwargs, "dtype");
   if (!v || !std::holds_alternative<DataType>(*v)) {
@@ -98,12 +209,20 @@ const MakeTuple* RequireShape(std::string_view op, const ExprPtr& e, const Span&
   return shape;
 }
 
+// An enum kwarg, when given, names one of `members` (the last part of its
+// qualified name: pld.ReduceOp.Sum is Sum).
 void RequireEnumKwarg(std::string_view op, std::span<const Kwarg> kwargs, const char* name,
+                      std::initializer_list<std::string_view> members, const char* what,
                       const Span& span) {
   const AttrValue* v = FindKwarg(kwargs, name);
-  if (v && !std::holds_alternative<EnumAttr>(*v)) {
-    throw ValueError(
-        fmt::format("{}: {}= must be an enum value such as pld.ReduceOp.Sum", op, name), span);
+  if (!v) return;
+  if (!std::holds_alternative<EnumAttr>(*v)) {
+    throw ValueError(fmt::format("{}: {}= must be an enum value, {}", op, name, what), span);
+  }
+  const std::string& q = std::get<EnumAttr>(*v).qualified;
+  const std::string_view member = std::string_view(q).substr(q.rfind('.') + 1);
+  if (std::find(members.begin(), members.end(), member) == members.end()) {
+    throw ValueError(fmt::format("{}: {}= must be {}, got {}", op, name, what, q), span);
   }
 }
 
@@ -156,10 +275,11 @@ OpRegistry::OpRegistry() {
       [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
         RequireReducibleData(op, RequireArg(op, "data", a[0], span, Accepts::kWindow), span);
         if (a.size() == 2) RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
-        RequireEnumKwarg(op, kw, "op", span);
+        RequireEnumKwarg(op, kw, "op", {"Sum", "Max", "Min", "Prod"},
+                         "pld.ReduceOp.Sum, Max, Min or Prod", span);
         const AttrValue* cn = FindKwarg(kw, "core_num");
-        if (cn && !std::holds_alternative<int64_t>(*cn)) {
-          throw ValueError(fmt::format("{}: core_num= must be an integer", op), span);
+        if (cn && (!std::holds_alternative<int64_t>(*cn) || std::get<int64_t>(*cn) <= 0)) {
+          throw ValueError(fmt::format("{}: core_num= must be a positive integer", op), span);
         }
         return a[0]->type;
       });
@@ -177,7 +297,8 @@ OpRegistry::OpRegistry() {
       [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
         RequireArg(op, "data", a[0], span, Accepts::kWindow);
         RequireArg(op, "signal", a[1], span, Accepts::kInt32Window);
-        RequireEnumKwarg(op, kw, "op", span);
+        // PyPTO lowers the sum only (Max, Min and Prod are not implemented there).
+        RequireEnumKwarg(op, kw, "op", {"Sum"}, "pld.ReduceOp.Sum", span);
         if (const auto* t = AsDist(a[0]); t && t->shape.size() != 2) {
           throw ValueError(fmt::format("{}: data must be a 2-D window view", op), span);
         }
@@ -191,24 +312,106 @@ OpRegistry::OpRegistry() {
       });
   // allgather, all_to_all and all_to_all_v take (input, target, signal), the last
   // then (send_counts, recv_counts). The input is this rank's local data: a
-  // pl.Tensor in a kernel, a staging window on the host. defer=True (allgather)
-  // completes the gather later, in a deps= successor task.
-  auto into_target = [](std::string_view op, Args a, KwargSpan, const Span& span) -> TypePtr {
-    const auto input = RequireArg(op, "input", a[0], span, Accepts::kTensor);
-    const auto target = RequireArg(op, "target", a[1], span, Accepts::kWindow);
-    RequireSameDType(op, input, target, span);
-    RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
-    if (a.size() == 5) {
-      RequireArg(op, "send_counts", a[3], span, Accepts::kInt32Tensor);
-      RequireArg(op, "recv_counts", a[4], span, Accepts::kInt32Window);
-    }
-    return a[1]->type;
-  };
-  add({std::string(ops::kAllGather), 3, 3, {"defer"}, {}}, into_target);
-  add({std::string(ops::kAllToAll), 3, 3, {}, {}}, into_target);
-  add({std::string(ops::kAllToAllV), 5, 5, {"core_num"}, {}}, into_target);
-  add({std::string(ops::kTensorCreate), 1, 1, {"dtype"}, {"dtype"}},
+  // pl.Tensor in a kernel, a staging window on the host. Their operands are 2-D
+  // rows of SIZE elements, as PyPTO's deducers state them (src/ir/op/distributed/
+  // collective.cpp at e2d0f78), whose DSL takes no keyword argument on them.
+  add({std::string(ops::kAllGather), 3, 3, {}, {}},
+      [](std::string_view op, Args a, KwargSpan, const Span& span) -> TypePtr {
+        RequireDistinctBuffers(op, a, span);
+        const CopyOperands c =
+            RequireCopyOperands(op, a, "[1, SIZE] (this rank's one chunk)", "[NR, SIZE]", span);
+        if (c.input) {
+          const auto rows = ConstDim((*c.input)[0]);
+          if (rows && *rows != 1) {
+            throw ValueError(fmt::format("{}: input must be [1, SIZE] (this rank's one chunk), got "
+                                         "first dim {}",
+                                         op, *rows),
+                             span);
+          }
+        }
+        RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
+        // The barrier has one slot per rank of the target.
+        RequireSignalRanks(op, RequireRowsSignal(op, "signal", a[2], span, /*rank1_ok=*/true),
+                           c.target, "target", span);
+        return a[1]->type;
+      });
+  add({std::string(ops::kAllToAll), 3, 3, {}, {}},
+      [](std::string_view op, Args a, KwargSpan, const Span& span) -> TypePtr {
+        RequireDistinctBuffers(op, a, span);
+        const CopyOperands c = RequireCopyOperands(op, a, "[NR, SIZE]", "[NR, SIZE]", span);
+        if (c.input && c.target) {
+          const auto in_rows = ConstDim((*c.input)[0]);
+          const auto tg_rows = ConstDim((*c.target)[0]);
+          if (in_rows && tg_rows && *in_rows != *tg_rows) {
+            throw ValueError(fmt::format("{}: target first dim {} must equal input first dim {}",
+                                         op, *tg_rows, *in_rows),
+                             span);
+          }
+        }
+        RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
+        RequireSignalRanks(op, RequireRowsSignal(op, "signal", a[2], span, /*rank1_ok=*/true),
+                           c.input, "input", span);
+        return a[1]->type;
+      });
+  add({std::string(ops::kAllToAllV), 5, 5, {}, {}},
+      [](std::string_view op, Args a, KwargSpan, const Span& span) -> TypePtr {
+        const Dims* tg =
+            RequireCopyOperands(op, a, "[NR*MAX_RECV, SIZE]", "[NR*MAX_RECV, SIZE]", span).target;
+        RequireArg(op, "signal", a[2], span, Accepts::kInt32Window);
+        RequireArg(op, "send_counts", a[3], span, Accepts::kInt32Tensor);
+        RequireArg(op, "recv_counts", a[4], span, Accepts::kInt32Window);
+        // The rank count NR is the signal's first dim, a constant: the target holds
+        // NR blocks, and each rank sends and receives one count per rank.
+        const auto ranks = RequireRowsSignal(op, "signal", a[2], span, /*rank1_ok=*/false);
+        if (!ranks && ShapeOf(a[2])) {
+          throw ValueError(
+              fmt::format("{}: signal first dim (NR) must be a positive integer constant", op),
+              span);
+        }
+        if (ranks && *ranks <= 0) {
+          throw ValueError(
+              fmt::format("{}: signal first dim (NR) must be positive, got {}", op, *ranks), span);
+        }
+        if (ranks) {
+          if (tg) {
+            const auto rows = ConstDim((*tg)[0]);
+            if (!rows) {
+              throw ValueError(
+                  fmt::format("{}: target first dim (NR*MAX_RECV) must be an integer constant", op),
+                  span);
+            }
+            if (*rows % *ranks != 0) {
+              throw ValueError(fmt::format("{}: signal first dim {} (NR) must divide target first "
+                                           "dim {}",
+                                           op, *ranks, *rows),
+                               span);
+            }
+          }
+          RequireCountsOfRanks(op, "send_counts", a[3], *ranks, /*rank1_ok=*/true, span);
+          RequireCountsOfRanks(op, "recv_counts", a[4], *ranks, /*rank1_ok=*/false, span);
+        }
+        return a[1]->type;
+      });
+  // layout= (ND, DN, NZ, MX_A_ZZ, MX_B_NN: pl.ND or pl.TensorLayout.ND) stamps the
+  // result's layout, manual_dep= opts it out of dependency tracking, init_value=
+  // pre-fills it; none of them changes what the passes see.
+  add({std::string(ops::kTensorCreate),
+       1,
+       1,
+       {"dtype", "layout", "manual_dep", "init_value"},
+       {"dtype"}},
       [](std::string_view op, Args a, KwargSpan kw, const Span& span) -> TypePtr {
+        RequireEnumKwarg(op, kw, "layout", {"ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN"},
+                         "pl.ND, pl.DN, pl.NZ, pl.MX_A_ZZ or pl.MX_B_NN", span);
+        const AttrValue* dep = FindKwarg(kw, "manual_dep");
+        if (dep && !std::holds_alternative<bool>(*dep)) {
+          throw ValueError(fmt::format("{}: manual_dep= must be True or False", op), span);
+        }
+        const AttrValue* init = FindKwarg(kw, "init_value");
+        if (init && !std::holds_alternative<int64_t>(*init) &&
+            !std::holds_alternative<double>(*init)) {
+          throw ValueError(fmt::format("{}: init_value= must be a number", op), span);
+        }
         const MakeTuple* shape = RequireShape(op, a[0], span);
         return TensorTy(shape->elements, RequireDTypeKwarg(op, kw, span));
       });

@@ -327,6 +327,7 @@ class Parser {
   ExprPtr ParseDumpCall(const Token& at);
   ExprPtr ParseWindowRefExpr();
   CallPtr ParseUserAlloc(std::string_view lhs);
+  void RequireHostLevel(const Token& at, std::string_view op);
   Path ParsePath();
   bool AtUserAlloc();
   std::vector<ExprPtr> ParseExprList(Tok close);
@@ -368,6 +369,9 @@ class Parser {
   Lexer main_;
   Lexer* lex_;
   int depth_ = 0;
+  // How many enclosing with-scopes run on the device side (pl.at(level=CORE_GROUP),
+  // pl.spmd, pl.incore): a host resource cannot be made there.
+  int device_scopes_ = 0;
   // Whether every signature has been read (ReadSignaturesAhead), and how many
   // indented blocks of the body being parsed on main_ are open (0: not in a body).
   bool sigs_known_ = false;
@@ -736,6 +740,7 @@ void Parser::ParseFunctionBody(FuncSig* sig) {
   for (const auto& v : sig->params) fs.vars.insert_or_assign(v->name_hint, v);
   Rebind in_body(&fs_, &fs);
   Rebind depth(&depth_, 0);
+  Rebind scopes(&device_scopes_, 0);
 
   AcceptDocstring();
   while (AtWindowDecl()) ParseWindowDecl();
@@ -1338,6 +1343,16 @@ StmtPtr Parser::ParseWith() {
                   SpanOf(at));
 }
 
+namespace {
+// pl.at(level=pl.Level.CORE_GROUP): PyPTO makes it an InCore scope (other levels
+// give a hierarchy scope).
+bool AtCoreGroup(const KwargList& kwargs) {
+  const AttrValue* level = FindKwarg(kwargs, "level");
+  return level && std::holds_alternative<EnumAttr>(*level) &&
+         std::get<EnumAttr>(*level).qualified == "pl.Level.CORE_GROUP";
+}
+}  // namespace
+
 // `with pl.manual_scope():`, `with pl.at(level=..., deps=[t]) as t:`: a ScopeStmt
 // keeping the callee, arguments and keyword arguments as written.
 StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
@@ -1364,6 +1379,9 @@ StmtPtr Parser::ParseGenericWith(const Token& at, const Path& p) {
     as_var = MakeVar(std::string(name.text), UnknownType::Get(), SpanOf(name));
     DefineVar(name.text, as_var);
   }
+  const bool device_side =
+      p.Is("pl", "spmd") || p.Is("pl", "incore") || (p.Is("pl", "at") && AtCoreGroup(kwargs));
+  Rebind scopes(&device_scopes_, device_scopes_ + (device_side ? 1 : 0));
   SeqStmtsPtr body = ParseBlock(at);
   return WithSpan(MakeNode<ScopeStmt>(p.Join(), std::move(args), std::move(kwargs), as_var, body),
                   SpanOf(at));
@@ -1860,8 +1878,28 @@ ExprPtr Parser::ParseDispatch() {
   return MakeFunctionCall(std::string(fname.text), ExprsFrom(base), device, type, SpanOf(self));
 }
 
+// PyPTO's parser takes window buffers and the world size in HOST-level functions
+// only: both are resources of the host's orchestration, which the device side
+// cannot lower.
+void Parser::RequireHostLevel(const Token& at, std::string_view op) {
+  const FuncSig* sig = fs_ ? fs_->sig : nullptr;
+  if (!sig) return;
+  if (sig->level == Level::kHost && device_scopes_ > 0) {
+    Fail(at, fmt::format("{} can only be called in a HOST-level function, outside device-side "
+                         "scopes (pl.at(level=pl.Level.CORE_GROUP), pl.spmd, pl.incore)",
+                         op));
+  }
+  if (sig->level == Level::kHost) return;
+  Fail(at, fmt::format("{} can only be called in a HOST-level function (level=pl.Level.HOST); "
+                       "function '{}' is {}",
+                       op, Echo(sig->name),
+                       sig->level ? fmt::format("at level {}", LevelName(*sig->level))
+                                  : std::string("declared without a level")));
+}
+
 CallPtr Parser::ParseUserAlloc(std::string_view lhs) {
   Token at = Peek();
+  RequireHostLevel(at, "pld.alloc_window_buffer");
   ParsePath();
   std::vector<Token> keys;
   const ScratchArgs a = ParseCallArgsOntoScratch(/*kwargs_allowed=*/true, &keys);
@@ -1932,6 +1970,7 @@ ExprPtr Parser::ParseDslCall(const Path& p) {
     joined = p.Join();
     name = joined;
   }
+  if (name == ops::kWorldSize) RequireHostLevel(at, "pld.world_size");
   const OpInfo* info = OpRegistry::Get().Find(name);
   if (!info) {
     // An op the registry does not model: kept as written, result type unknown
@@ -2147,6 +2186,10 @@ TypePtr Parser::ParseType() {
   if (p.Is("pl", "Tuple")) {
     open();
     std::vector<TypePtr> types;
+    if (At(Tok::kLParen) && At(Tok::kRParen, 1) && At(Tok::kRBracket, 2)) {
+      Next();
+      Next();  // `pl.Tuple[()]`: the empty tuple type
+    }
     ParseList(Tok::kRBracket, [&] { types.push_back(ParseType()); });
     return MakeNode<TupleType>(std::move(types));
   }

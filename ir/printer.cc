@@ -671,7 +671,9 @@ class Printer {
         return;
       case NodeKind::kTupleType: {
         const auto& x = static_cast<const TupleType&>(*t);
+        // Python spells the empty tuple type `Tuple[()]`; `Tuple[]` is no Python.
         out_ += "pl.Tuple[";
+        if (x.types.empty()) out_ += "()";
         Join(x.types, [&](const TypePtr& type) { PrintType(type); });
         out_ += ']';
         return;

@@ -23,6 +23,9 @@ namespace cds::fuzz::detail {
 using ir::DataType;
 
 bool SigEqual(const TensorSig& a, const TensorSig& b);
+// INDEX and INT64, the types of integer literals and world sizes: PyPTO's operators
+// take operands of one dtype category, and a cast is no form of the text format.
+inline bool IsIndexLike(DataType dt) { return dt == DataType::kIndex || dt == DataType::kInt64; }
 TensorSig Sig(std::initializer_list<int64_t> dims, DataType dt);
 
 class Generator {
@@ -102,12 +105,18 @@ class Generator {
   int EmitView(int alloc, std::optional<TensorSig> sig = std::nullopt, int rebind = -1);
   int PickAlloc(bool prefer_int32);
   int SignalArg();
-  int DataArg(bool two_d, std::initializer_list<DataType> dtypes = {});
+  int ViewOfSig(const TensorSig& sig, int other);
+  std::vector<int> CopyCollectiveArgs(CollKind kind);
+  int DataArg(bool two_d, std::initializer_list<DataType> dtypes = {}, bool constant_dims = false);
   void GenAllocWithViews();
   void GenRebind();
   void GenAlias();
   ValueList RebindCandidates() const;
-  int AllReduceDataArg() { return DataArg(false, {DataType::kFP32, DataType::kFP16}); }
+  // `signature_shaped`: the value leaves the host (a return), so the signature must
+  // name its shape: constant dims only.
+  int AllReduceDataArg(bool signature_shaped = false) {
+    return DataArg(false, {DataType::kFP32, DataType::kFP16}, signature_shaped);
+  }
   // A usable view satisfying `pred`, or a new one of `sig`.
   template <typename P>
   int ViewArg(P pred, const TensorSig& sig, bool prefer_int32) {
@@ -160,7 +169,7 @@ class Generator {
 
   // --- noise the pass must see through: subscripts, tensors, tuples, scalars
   // (generator_noise.cc)
-  SExpr ViewSubscript(int view);
+  SExpr ViewSubscript(int view, bool element, std::vector<int64_t>* lens = nullptr);
   int PickView();
   void GenSubscriptRead();
   void GenSubscriptAssign();
@@ -190,6 +199,7 @@ class Generator {
   std::vector<int> loop_stack_;
   bool in_while_ = false;
   bool collision_done_ = false;
+  int manual_scopes_ = 0;  // open `with pl.manual_scope():` blocks
   int alloc_cap_ = 1;
   std::vector<StmtModel>* cur_ = nullptr;
 };

@@ -59,10 +59,19 @@ int Generator::EmitAlloc(std::optional<SizeForm> force_form, bool dump_form, std
     }
     case SizeForm::kShape:
       if (On(Feature::kSizeSymbolic) && c_.Chance(1, 2)) {
-        // A world-size dim: the size is linear in the world size, and the pass,
-        // the verifier and the model must each keep the dim that does not fold.
-        const int n = UsableWorldSizeTemp();
-        a.shape = {Dim{0, n}, Dim{c_.Chance(1, 2) ? 16 : 64, -1}};
+        // A world-size dim, or a product of it (`m = n * 2`): the size is linear in
+        // the world size, and the pass, the verifier and the model must each keep
+        // the dim that does not fold.
+        int dim = UsableWorldSizeTemp();
+        if (c_.Chance(1, 3)) {
+          StmtModel m = NewStmt(StmtKind::kScalar);
+          m.def = NewValue(Fresh("m"), ValueKind::kScalar);
+          m_.values[m.def].scalar_dtype = DataType::kIndex;
+          m.expr = SExpr::Bin(ir::BinaryOp::kMul, SExpr::VarRef(dim), SExpr::Const(c_.Int(2, 4)));
+          dim = m.def;
+          Push(std::move(m));
+        }
+        a.shape = {Dim{0, dim}, Dim{c_.Chance(1, 2) ? 16 : 64, -1}};
       } else if (c_.Bool()) {
         a.shape = {Dim{elems, -1}};
       } else {
@@ -145,7 +154,7 @@ int Generator::SignalArg() {
 // `dtypes`: the element types the op takes there, when it restricts them (PyPTO's
 // deducers: allreduce data FP16 or FP32, an all_to_all target the input's); a new
 // view takes the first when the palette's does not fit.
-int Generator::DataArg(bool two_d, std::initializer_list<DataType> dtypes) {
+int Generator::DataArg(bool two_d, std::initializer_list<DataType> dtypes, bool constant_dims) {
   TensorSig sig = two_d ? Sig({c_.Int(2, 8), 64}, DataType::kFP32) : c_.Pick(palette_);
   auto fits = [&dtypes](DataType d) {
     return dtypes.size() == 0 ? d != DataType::kInt32
@@ -154,7 +163,10 @@ int Generator::DataArg(bool two_d, std::initializer_list<DataType> dtypes) {
   if (!two_d && !fits(sig.dtype))
     sig.dtype = dtypes.size() == 0 ? DataType::kFP32 : *dtypes.begin();
   return ViewArg(
-      [two_d, &fits](const ValueModel& v) {
+      [two_d, constant_dims, &fits](const ValueModel& v) {
+        if (constant_dims && std::any_of(v.sig.dims.begin(), v.sig.dims.end(),
+                                         [](const Dim& d) { return d.var >= 0; }))
+          return false;
         return two_d ? v.sig.dims.size() == 2 : fits(v.sig.dtype);
       },
       sig, false);
@@ -188,10 +200,12 @@ void Generator::GenAllocWithViews() {
   }
 }
 
-// A new window of some alloc under the name of a view of this block.
+// A new window of some alloc under the name of a view of this block, of the old
+// view's type: PyPTO's parser takes no rebinding of a name to another type.
 void Generator::GenRebind() {
   const int old = c_.Pick(RebindCandidates());
-  EmitView(PickAlloc(m_.values[old].sig.dtype == DataType::kInt32), std::nullopt, old);
+  const TensorSig sig = m_.values[old].sig;
+  EmitView(PickAlloc(sig.dtype == DataType::kInt32), sig, old);
 }
 
 }  // namespace cds::fuzz::detail

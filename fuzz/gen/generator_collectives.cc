@@ -97,32 +97,88 @@ void Generator::GenCollective() {
       break;
     case CollKind::kAllGather:
     case CollKind::kAllToAll:
-    case CollKind::kAllToAllV: {
-      const int input = DataArg(false);
-      args.push_back(input);
-      const int target = DataArg(false, {m_.values[input].sig.dtype});
-      args.push_back(target);
-      args.push_back(SignalArg());
-      if (kind == CollKind::kAllToAllV) {
-        args.push_back(SignalArg());  // send_counts: INT32 counts
-        // recv_counts: sometimes a fresh alloc that no dispatch reaches (allocs
-        // live only at the top level), so its coverage is only what it inherits
-        // from the target. Otherwise a lost hand-over hides behind its own.
-        if (cur_ == &m_.functions[host_].body && c_.Chance(1, 2)) {
-          args.push_back(EmitView(EmitAlloc(SizeForm::kLiteral), SignalSig()));
-        } else {
-          args.push_back(SignalArg());
-        }
-      }
-      in_place = target;
+    case CollKind::kAllToAllV:
+      args = CopyCollectiveArgs(kind);
+      in_place = args[1];
       break;
-    }
   }
   const int coll = NewCollective(kind, std::move(args));
   CollectiveModel& c = m_.collectives[coll];
   if (kind == CollKind::kAllReduce && implicit[pick] && c_.Chance(1, 3)) c.core_num = c_.Int(1, 4);
   if (kind == CollKind::kBroadcast) c.root = c_.Int(0, 3);
   EmitCollectiveStmt(coll, in_place);
+}
+
+// A view of exactly `sig`, other than `other`: an existing one or a new window.
+int Generator::ViewOfSig(const TensorSig& sig, int other) {
+  const ValueModel* excluded = other >= 0 ? &m_.values[other] : nullptr;
+  return ViewArg([&](const ValueModel& v) { return &v != excluded && SigEqual(v.sig, sig); }, sig,
+                 sig.dtype == DataType::kInt32);
+}
+
+// The operands of the collectives that copy an input into a target window, in the
+// shapes PyPTO's deducers take: rows of SIZE elements, the input a separate buffer
+// from the target. allgather sends one row ([1, SIZE]) into [NR, SIZE]; all_to_all
+// exchanges [NR, SIZE] blocks; all_to_all_v takes a constant rank count NR (its
+// [NR, 1] signal and counts) and NR * k rows. The first two take a signal of one
+// slot per rank, [NR] or [NR, 1].
+std::vector<int> Generator::CopyCollectiveArgs(CollKind kind) {
+  static const std::vector<DataType> kData = {DataType::kFP32, DataType::kFP16, DataType::kBF16,
+                                              DataType::kInt32};
+  const DataType dt = c_.Chance(2, 3) ? DataType::kFP32 : c_.Pick(kData);
+  const int64_t size = c_.Chance(1, 2) ? 64 : 256;
+  std::vector<int> args;
+  args.reserve(5);
+  if (kind == CollKind::kAllToAllV) {
+    static constexpr int64_t kRanks[] = {2, 4, 8};
+    const int64_t ranks = kRanks[c_.Int(0, 2)];
+    const TensorSig rows = Sig({ranks * c_.Int(1, 2), size}, dt);
+    const TensorSig per_rank = Sig({ranks, 1}, DataType::kInt32);
+    args.push_back(ViewOfSig(rows, -1));
+    args.push_back(ViewOfSig(rows, args[0]));
+    args.push_back(ViewOfSig(per_rank, -1));
+    args.push_back(ViewOfSig(c_.Bool() ? per_rank : Sig({ranks}, DataType::kInt32), -1));
+    // recv_counts: sometimes a fresh alloc that no dispatch reaches (allocs live
+    // only at the top level), so its coverage is only what it inherits from the
+    // target. Otherwise a lost hand-over hides behind its own.
+    if (cur_ == &m_.functions[host_].body && c_.Chance(1, 2)) {
+      args.push_back(EmitView(EmitAlloc(SizeForm::kLiteral), per_rank));
+    } else {
+      args.push_back(ViewOfSig(per_rank, -1));
+    }
+    return args;
+  }
+  TensorSig target;
+  target.dtype = dt;
+  if (c_.Chance(1, 3)) {
+    target.dims = {Dim{0, UsableWorldSizeTemp()}, Dim{size, -1}};
+  } else {
+    static constexpr int64_t kRows[] = {2, 4, 8};
+    target.dims = {Dim{kRows[c_.Int(0, 2)], -1}, Dim{size, -1}};
+  }
+  const TensorSig input = kind == CollKind::kAllGather ? Sig({1, size}, dt) : target;
+  args.push_back(ViewOfSig(input, -1));
+  args.push_back(ViewOfSig(target, args[0]));
+  // The signal has one slot per rank: where both counts are constants, as many as
+  // the target has rows.
+  const Dim rows = target.dims[0];
+  auto slots_fit = [rows](const Dim& d) {
+    return d.var >= 0 || rows.var >= 0 || d.constant == rows.constant;
+  };
+  TensorSig signal;
+  signal.dtype = DataType::kInt32;
+  const Dim slots =
+      c_.Bool() ? Dim{0, UsableWorldSizeTemp()} : Dim{rows.var >= 0 ? 4 : rows.constant, -1};
+  signal.dims = {slots};
+  if (c_.Bool()) signal.dims.push_back(Dim{1, -1});
+  args.push_back(ViewArg(
+      [&slots_fit](const ValueModel& v) {
+        return v.sig.dtype == DataType::kInt32 && !v.sig.dims.empty() && slots_fit(v.sig.dims[0]) &&
+               (v.sig.dims.size() == 1 ||
+                (v.sig.dims.size() == 2 && v.sig.dims[1].var < 0 && v.sig.dims[1].constant == 1));
+      },
+      signal, true));
+  return args;
 }
 
 // An InCore kernel calling collectives as PyPTO's kernels do: a local pl.Tensor
@@ -134,7 +190,7 @@ FunctionModel Generator::MakeCollectiveKernel(std::string name) {
   f.name = std::move(name);
   f.role = FuncRole::kInCore;
   f.decl = DeclForm::kInCoreType;
-  f.params.reserve(5);
+  f.params.reserve(6);
   f.body.reserve(5);  // up to four collectives and a closing barrier
   static constexpr int64_t kRows[] = {2, 4, 8};
   const int64_t rows = kRows[c_.Int(0, 2)];
@@ -151,6 +207,8 @@ FunctionModel Generator::MakeCollectiveKernel(std::string name) {
     return f.params.back();
   };
   const int input = param("inp", {rows, 64}, DataType::kFP32, true);
+  // allgather sends this rank's one row.
+  const int row = param("row", {1, 64}, DataType::kFP32, true);
   int data = param("data", {rows, 64}, DataType::kFP32, false);
   const int signal = param("signal", {rows, 1}, DataType::kInt32, false);
   int counts = -1, recv_counts = -1;
@@ -184,8 +242,10 @@ FunctionModel Generator::MakeCollectiveKernel(std::string name) {
     const CollKind kind = kinds[c_.Weighted(weights)];
     switch (kind) {
       case CollKind::kAllToAll:
-      case CollKind::kAllGather:
         data = call(kind, {input, data, signal}, data);
+        break;
+      case CollKind::kAllGather:
+        data = call(kind, {row, data, signal}, data);
         break;
       case CollKind::kAllToAllV:
         data = call(kind, {input, data, signal, counts, recv_counts}, data);

@@ -8,7 +8,8 @@ namespace cds::fuzz::detail {
 
 SExpr Generator::Condition() {
   ValueList scalars = UsableWhere([](const ValueModel& v) {
-    return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
+    return (v.kind == ValueKind::kScalar && IsIndexLike(v.scalar_dtype)) ||
+           v.kind == ValueKind::kLoopVar;
   });
   static const ir::BinaryOp kCmp[] = {ir::BinaryOp::kLt, ir::BinaryOp::kGt, ir::BinaryOp::kEq,
                                       ir::BinaryOp::kNe};
@@ -101,7 +102,10 @@ int Generator::GenFor(int remaining, int depth) {
   }
   const int loop = NewLoop(o.form, start, stop, 1, bound);
   if (On(Feature::kWholeProgram) && c_.Chance(1, 3)) {
-    m_.loops[loop].kind = c_.Bool() ? LoopKind::kUnroll : LoopKind::kParallel;
+    // PyPTO unrolls only loops whose bounds are integer literals.
+    const bool literal_bounds = o.form == LoopForm::kStop || o.form == LoopForm::kStartStop ||
+                                o.form == LoopForm::kStartStopStep1;
+    m_.loops[loop].kind = literal_bounds && c_.Bool() ? LoopKind::kUnroll : LoopKind::kParallel;
   }
   const bool carried =
       On(Feature::kIterArgs) && m_.loops[loop].kind == LoopKind::kRange && c_.Chance(1, 2);
@@ -123,7 +127,8 @@ void Generator::AddIterArgs(int loop) {
   const int n = static_cast<int>(c_.Int(1, 2));
   for (int i = 0; i < n; ++i) {
     ValueList scalars = UsableWhere([](const ValueModel& v) {
-      return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
+      return (v.kind == ValueKind::kScalar && IsIndexLike(v.scalar_dtype)) ||
+             v.kind == ValueKind::kLoopVar;
     });
     ValueList tensors =
         UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
@@ -135,7 +140,9 @@ void Generator::AddIterArgs(int loop) {
     const int pick = static_cast<int>(c_.Int(0, views.empty() ? 2 : 3));
     SExpr init = SExpr::Const(c_.Int(0, 9));
     if (pick == 3) {
-      init = SExpr::Sub(c_.Pick(views), {SExpr::Const(c_.Int(0, 7))});
+      const int view = c_.Pick(views);
+      init = ViewSubscript(view, /*element=*/true);
+      m_.values[ia].scalar_dtype = m_.values[view].sig.dtype;
     } else if (pick == 1 && !scalars.empty()) {
       const int v = c_.Pick(scalars);
       init = SExpr::VarRef(v);
@@ -151,14 +158,17 @@ void Generator::AddIterArgs(int loop) {
   }
 }
 
-// `res0, res1 = pl.yield_(y0, y1)` (or a bare pl.yield_): the last statement of
-// an init_values loop's body. A scalar may yield `acc + x[0]`, a view subscript.
+// `res0, res1 = pl.yield_(y0, y1)`, the last statement of an init_values loop's
+// body (PyPTO's parser takes no bare pl.yield_ there). A carried element of a view
+// may yield `acc + x[0]`, an element of a view of its dtype; another scalar
+// `acc + 1` (PyPTO's operators take one dtype category).
 void Generator::EmitYield(int loop) {
   LoopModel& l = m_.loops[loop];
   StmtModel s = NewStmt(StmtKind::kYield);
   s.ref = loop;
   ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
-  for (int ia : l.iter_args) {
+  for (size_t k = 0; k < l.iter_args.size(); ++k) {
+    const int ia = l.iter_args[k];
     const ValueModel iv = m_.values[ia];
     if (iv.kind == ValueKind::kTensor) {
       ValueList same = UsableWhere([&](const ValueModel& v) {
@@ -167,19 +177,26 @@ void Generator::EmitYield(int loop) {
       m_.loops[loop].yields.push_back(SExpr::VarRef(c_.Pick(same)));
       continue;
     }
-    const int form = static_cast<int>(c_.Int(0, 2));
-    if (form == 0) {
+    // A scalar of a view's element type meets no integer literal.
+    const bool element = !IsIndexLike(iv.scalar_dtype);
+    ValueList same_dtype;
+    if (element) {
+      for (int v : views) {
+        if (m_.values[v].sig.dtype == iv.scalar_dtype) same_dtype.push_back(v);
+      }
+    }
+    if (element ? same_dtype.empty() || c_.Bool() : c_.Chance(1, 3)) {
       m_.loops[loop].yields.push_back(SExpr::VarRef(ia));
-    } else if (form == 2 && On(Feature::kSubscript) && !views.empty()) {
+    } else if (element) {
       m_.loops[loop].yields.push_back(
           SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia),
-                     SExpr::Sub(c_.Pick(views), {SExpr::Const(c_.Int(0, 7))})));
+                     ViewSubscript(c_.Pick(same_dtype), /*element=*/true)));
     } else {
       m_.loops[loop].yields.push_back(
           SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia), SExpr::Const(c_.Int(1, 3))));
     }
   }
-  if (c_.Chance(3, 4)) {
+  {
     for (int ia : std::vector<int>(m_.loops[loop].iter_args)) {
       const int r = NewValue(Fresh("res"), m_.values[ia].kind);
       m_.values[r].scalar_dtype = m_.values[ia].scalar_dtype;
@@ -208,15 +225,25 @@ int Generator::FillEmptyLoop(int loop) {
 // `with pl.manual_scope():` around a block. Not a loop: collectives that must stay
 // out of loops may appear inside, and the pass must see through it to dispatches.
 int Generator::GenScope(int remaining, int depth) {
-  StmtModel s = NewStmt(StmtKind::kScope);
   const bool has_view =
       !UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }).empty();
-  if (On(Feature::kSubscript) && has_view && (!On(Feature::kWholeProgram) || c_.Bool())) {
+  // pl.at(tag=) is not PyPTO's: a kwarg holding a view goes with the other
+  // harness-only opaque forms.
+  const bool at_form = On(Feature::kOpaqueCall) && On(Feature::kSubscript) && has_view &&
+                       (!On(Feature::kWholeProgram) || c_.Bool());
+  const int sub = static_cast<int>(c_.Int(1, std::max(1, std::min(remaining - 1, 6))));
+  if (!at_form && manual_scopes_ > 0) {
+    // PyPTO's parser takes no manual scope inside another: the block stays inline.
+    GenBlock(sub, depth + 1);
+    return sub;
+  }
+  StmtModel s = NewStmt(StmtKind::kScope);
+  if (at_form) {
     // `with pl.at(name_hint="sN", tag=x[..]):` a kwarg expression holding a view.
     s.flag = true;
-    s.expr = ViewSubscript(PickView());
+    s.expr = ViewSubscript(PickView(), /*element=*/false);
   }
-  const int sub = static_cast<int>(c_.Int(1, std::max(1, std::min(remaining - 1, 6))));
+  if (!at_form) ++manual_scopes_;
   std::vector<StmtModel>* saved = OpenBlock(&s.body);
   if (On(Feature::kAllReduceImplicit) && !InLoop() && !host_allocs_.empty() && c_.Chance(1, 3)) {
     // A synthesized signal inside a generic scope (the synthesis pass rewrites its body).
@@ -226,6 +253,7 @@ int Generator::GenScope(int remaining, int depth) {
   }
   GenBlock(sub, depth + 1);
   CloseBlock(saved);
+  if (!at_form) --manual_scopes_;
   Push(std::move(s));
   return 1 + sub;
 }

@@ -68,14 +68,18 @@ void Generator::GenDispatch() {
   std::vector<int> args = DispatchArgs(callee, -1, true);
   DeviceForm form = DeviceForm::kConst;
   int var = -1, loop = -1;
-  if (On(Feature::kDeviceUnplaced) && c_.Chance(1, 4)) {
+  if (m_.functions[callee].role == FuncRole::kInCore) {
+    // PyPTO's parser takes no device= on a call of an InCore function.
+    form = DeviceForm::kUnplaced;
+  } else if (On(Feature::kDeviceUnplaced) && c_.Chance(1, 4)) {
     // Placed by the runtime: no coverage. Finalize covers its views' allocs if
     // no placed dispatch does.
     form = DeviceForm::kUnplaced;
   } else if (!loop_stack_.empty() && !(On(Feature::kDeviceConst) && c_.Chance(1, 4))) {
-    // Innermost loops are likelier, but any enclosing loop variable is a valid device.
+    // Any enclosing loop variable is a valid device: under nested loops an outer
+    // one two times in three.
     const size_t depth = loop_stack_.size();
-    const size_t pick = c_.Chance(2, 3) ? depth - 1 : c_.Index(depth);
+    const size_t pick = depth == 1 || c_.Chance(1, 3) ? depth - 1 : c_.Index(depth - 1);
     loop = loop_stack_[pick];
     var = m_.loops[loop].var;
     form = DeviceForm::kLoopVar;

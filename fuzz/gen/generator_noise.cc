@@ -38,57 +38,64 @@ DataType SExprDType(const ProgramModel& m, const SExpr& e) {
 }
 }  // namespace
 
-// A subscript of `view`: `v[i]`, `v[a:b]`, `v[r:8:2]`, `v[:, 0:4]`, `v[::2]`.
-SExpr Generator::ViewSubscript(int view) {
+// A subscript of `view` as PyPTO's parser takes it: one entry per dim, no slice
+// step. `element`: an integer index per dim (`x[3]`, `x[1, 5]`). Otherwise a slice
+// per dim (`x[2:6]`, `x[0:1, 8:16]`, `x[:, 0:4]`, a start that is a scalar), of the
+// lengths in `lens` when it is given, else of lengths drawn here (and stored
+// there). A dim that is not a constant takes an index 0 or a slice `0:1`.
+SExpr Generator::ViewSubscript(int view, bool element, std::vector<int64_t>* lens) {
+  const TensorSig sig = m_.values[view].sig;
   ValueList scalars = UsableWhere([](const ValueModel& v) {
-    return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
+    return (v.kind == ValueKind::kScalar && IsIndexLike(v.scalar_dtype)) ||
+           v.kind == ValueKind::kLoopVar;
   });
-  switch (c_.Int(0, 4)) {
-    case 0:
-      return SExpr::Sub(view, {SExpr::Const(c_.Int(0, 7))});
-    case 1: {
-      const int64_t a = c_.Int(0, 4);
-      return SExpr::Sub(
-          view, {SExpr::SliceOf(SExpr::Const(a), SExpr::Const(a + c_.Int(1, 8)), SExpr::None())});
+  std::vector<SExpr> index;
+  index.reserve(sig.dims.size());
+  const bool given = lens != nullptr && !lens->empty();
+  if (lens != nullptr && !given) lens->clear();
+  for (size_t i = 0; i < sig.dims.size(); ++i) {
+    const int64_t extent = sig.dims[i].var >= 0 ? 1 : sig.dims[i].constant;
+    if (element) {
+      index.push_back(SExpr::Const(c_.Int(0, std::min<int64_t>(extent, 8) - 1)));
+      continue;
     }
-    case 2: {
-      SExpr start = scalars.empty() ? SExpr::Const(0) : SExpr::VarRef(c_.Pick(scalars));
-      return SExpr::Sub(view, {SExpr::SliceOf(std::move(start), SExpr::Const(8), SExpr::Const(2))});
+    const int64_t len = given ? (*lens)[i] : c_.Int(1, std::min<int64_t>(extent, 8));
+    if (lens != nullptr && !given) lens->push_back(len);
+    if (len == extent && c_.Chance(1, 3)) {
+      index.push_back(SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::None()));
+      continue;
     }
-    case 3:
-      return SExpr::Sub(
-          view, {SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::None()),
-                 SExpr::SliceOf(SExpr::Const(0), SExpr::Const(c_.Int(1, 8)), SExpr::None())});
-    default:
-      return SExpr::Sub(view, {SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::Const(2))});
+    const int64_t start = c_.Int(0, extent - len);
+    if (lens == nullptr && start == 0 && len == 8 && !scalars.empty() && c_.Chance(1, 4)) {
+      // `x[r:8]` in a read: a start that is a scalar of the program.
+      index.push_back(
+          SExpr::SliceOf(SExpr::VarRef(c_.Pick(scalars)), SExpr::Const(8), SExpr::None()));
+      continue;
+    }
+    index.push_back(SExpr::SliceOf(SExpr::Const(start), SExpr::Const(start + len), SExpr::None()));
   }
+  return SExpr::Sub(view, std::move(index));
 }
 
 int Generator::PickView() {
   return c_.Pick(UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; }));
 }
 
-// `e = x[..]`, `e = x[..] + 1`, `e = -(x[..])`, `e = k * x[..]`: unknown-typed values.
+// `e = x[..]` (an element or a slice), `e = -(x[i])`: unknown-typed values. An
+// element keeps the view's dtype, so it meets no integer constant (PyPTO's
+// operators take operands of one dtype category).
 void Generator::GenSubscriptRead() {
-  SExpr sub = ViewSubscript(PickView());
-  ValueList scalars = UsableWhere([](const ValueModel& v) {
-    return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
-  });
+  const int view = PickView();
   SExpr e;
-  switch (c_.Int(0, 3)) {
+  switch (c_.Int(0, 2)) {
     case 0:
-      e = std::move(sub);
+      e = ViewSubscript(view, /*element=*/true);
       break;
     case 1:
-      e = SExpr::Bin(ir::BinaryOp::kAdd, std::move(sub), SExpr::Const(c_.Int(1, 9)));
-      break;
-    case 2:
-      e = SExpr::Neg(std::move(sub));
+      e = ViewSubscript(view, /*element=*/false);
       break;
     default:
-      e = SExpr::Bin(ir::BinaryOp::kMul,
-                     scalars.empty() ? SExpr::WorldSize() : SExpr::VarRef(c_.Pick(scalars)),
-                     std::move(sub));
+      e = SExpr::Neg(ViewSubscript(view, /*element=*/true));
       break;
   }
   StmtModel s = NewStmt(StmtKind::kScalar);
@@ -97,20 +104,31 @@ void Generator::GenSubscriptRead() {
   Push(std::move(s));
 }
 
-// `t[0:4, 0:8] = x[0:4]`, `x[0:8] = t`, `x[i] = 0`: slice and indexed assignment.
+// `t[0:4, 0:8] = x[2:6, 0:8]`, `x[0:8] = y[8:16]`: slice assignment between a
+// tensor or view and a view of the same rank, both sides of one shape (PyPTO's
+// parser checks the lengths).
 void Generator::GenSubscriptAssign() {
   ValueList tensors = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTensor; });
-  StmtModel s = NewStmt(StmtKind::kSubscriptAssign);
   const bool into_tensor = !tensors.empty() && c_.Bool();
-  s.expr = ViewSubscript(into_tensor ? c_.Pick(tensors) : PickView());
-  const int form = static_cast<int>(c_.Int(0, 2));
-  if (form == 0 || into_tensor) {
-    s.expr2 = ViewSubscript(PickView());
-  } else if (form == 1 && !tensors.empty()) {
-    s.expr2 = SExpr::VarRef(c_.Pick(tensors));
-  } else {
-    s.expr2 = SExpr::Const(c_.Int(0, 9));
+  const int target = into_tensor ? c_.Pick(tensors) : PickView();
+  const size_t rank = m_.values[target].sig.dims.size();
+  ValueList sources = UsableWhere([rank](const ValueModel& v) {
+    return v.kind == ValueKind::kView && v.sig.dims.size() == rank;
+  });
+  if (sources.empty()) {
+    GenSubscriptRead();
+    return;
   }
+  const int source = c_.Pick(sources);
+  std::vector<int64_t> lens;
+  for (size_t i = 0; i < rank; ++i) {
+    auto extent = [i](const TensorSig& s) { return s.dims[i].var >= 0 ? 1 : s.dims[i].constant; };
+    lens.push_back(c_.Int(
+        1, std::min({extent(m_.values[target].sig), extent(m_.values[source].sig), int64_t{8}})));
+  }
+  StmtModel s = NewStmt(StmtKind::kSubscriptAssign);
+  s.expr = ViewSubscript(target, /*element=*/false, &lens);
+  s.expr2 = ViewSubscript(source, /*element=*/false, &lens);
   Push(std::move(s));
 }
 
@@ -197,11 +215,11 @@ bool Generator::MentionsBodyVariable(const SExpr& e) const {
   return std::any_of(v.sig.dims.begin(), v.sig.dims.end(), [](const Dim& d) { return d.var >= 0; });
 }
 
-// `t = (x, 1)`, or a tuple as a call argument: `pl.touch(v, (x, t))`.
+// `t = (x, 1)`, or with `opaque_call` a tuple as a call argument: `pl.touch(v, (x, t))`.
 void Generator::GenTuple() {
   ValueList views = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kView; });
   ValueList tuples = UsableWhere([](const ValueModel& v) { return v.kind == ValueKind::kTuple; });
-  if (c_.Chance(2, 3)) {
+  if (!On(Feature::kOpaqueCall) || c_.Chance(2, 3)) {
     StmtModel s = NewStmt(StmtKind::kScalar);
     s.def = NewValue(Fresh("tup"), ValueKind::kTuple);
     s.expr = TupleExpr(0);
@@ -218,7 +236,8 @@ void Generator::GenTuple() {
 
 void Generator::GenNoiseScalar() {
   ValueList scalars = UsableWhere([](const ValueModel& v) {
-    return v.kind == ValueKind::kScalar || v.kind == ValueKind::kLoopVar;
+    return (v.kind == ValueKind::kScalar && IsIndexLike(v.scalar_dtype)) ||
+           v.kind == ValueKind::kLoopVar;
   });
   SExpr base =
       !scalars.empty() && c_.Chance(3, 4) ? SExpr::VarRef(c_.Pick(scalars)) : SExpr::WorldSize();
@@ -252,7 +271,7 @@ void Generator::GenOpaqueCall() {
   if (c_.Bool()) s.src2 = c_.Pick(views);
   if (On(Feature::kSubscript) && c_.Chance(1, 3)) {
     s.flag = true;  // pl.touch(v, tag=x[..]): a call kwarg holding a view
-    s.expr = ViewSubscript(PickView());
+    s.expr = ViewSubscript(PickView(), /*element=*/false);
   }
   Push(std::move(s));
 }

@@ -150,12 +150,10 @@ std::array<int, Generator::kNumActions> Generator::ActionWeights(int remaining, 
   if (On(Feature::kNoiseTensor)) weigh(Action::kTensor, k.tensor);
   if (On(Feature::kNoiseScalar)) weigh(Action::kScalar, k.scalar);
   if (On(Feature::kNameCollision) && !collision_done_) weigh(Action::kCollision, k.name_collision);
-  if (On(Feature::kWholeProgram)) {
-    if (room_for_block) weigh(Action::kScope, k.scope);
-    if (has_view) weigh(Action::kOpaque, k.opaque_call);
-  }
+  if (On(Feature::kWholeProgram) && room_for_block) weigh(Action::kScope, k.scope);
+  if (On(Feature::kOpaqueCall) && has_view) weigh(Action::kOpaque, k.opaque_call);
   if (On(Feature::kSubscript) && has_view) {
-    if (room_for_block) weigh(Action::kScope, k.scope);
+    if (room_for_block && On(Feature::kOpaqueCall)) weigh(Action::kScope, k.scope);
     weigh(Action::kSubscriptRead, k.subscript_read);
     weigh(Action::kSubscriptAssign, k.subscript_assign);
   }
@@ -279,7 +277,7 @@ void Generator::GenHost(int h, int budget, bool first) {
   // The return statement: `return 0`, or an allreduce that the synthesis pass lifts.
   StmtModel ret = NewStmt(StmtKind::kReturn);
   if (On(Feature::kAllReduceReturn) && !host_allocs_.empty() && c_.Chance(1, 2)) {
-    const int data = AllReduceDataArg();
+    const int data = AllReduceDataArg(/*signature_shaped=*/true);
     std::vector<int> args{data};
     if (!(On(Feature::kAllReduceImplicit) && c_.Bool())) args.push_back(SignalArg());
     const int coll = NewCollective(CollKind::kAllReduce, std::move(args));

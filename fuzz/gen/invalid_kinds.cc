@@ -319,7 +319,10 @@ void Planter::PlantAllReduceCoreNum(InvalidSpec& spec) {
   m_.collectives[coll].explicit_core_num = true;
   g_.EmitCollectiveStmt(coll, -1);
   spec.stmt = LastId();
-  spec.text_stage = spec.ir_stage = Stage::kSynthesize;
+  // PyPTO's allreduce deducer, and so the registry, rejects such a call where it is
+  // written; only an IR built by hand brings it to the synthesis pass.
+  spec.text_stage = Stage::kParse;
+  spec.ir_stage = Stage::kSynthesize;
   spec.message_any_of = {"core_num"};
 }
 
@@ -430,11 +433,12 @@ void Planter::EmitAllToAllV(InvalidSpec& spec, const std::vector<int>& args) {
 }
 
 std::vector<int> Planter::A2avArgs() {
-  const int input = g_.EmitView(x_, Sig({256}, DataType::kFP32));
-  const int target = g_.EmitView(x_, Sig({256}, DataType::kFP32));
-  const int signal = g_.EmitView(x_, Sig({8}, DataType::kInt32));
-  const int send = g_.EmitView(x_, Sig({8}, DataType::kInt32));
-  const int recv = g_.EmitView(x_, Sig({8}, DataType::kInt32));
+  // PyPTO's operand shapes: four ranks, two rows of 64 per rank.
+  const int input = g_.EmitView(x_, Sig({8, 64}, DataType::kFP32));
+  const int target = g_.EmitView(x_, Sig({8, 64}, DataType::kFP32));
+  const int signal = g_.EmitView(x_, Sig({4, 1}, DataType::kInt32));
+  const int send = g_.EmitView(x_, Sig({4}, DataType::kInt32));
+  const int recv = g_.EmitView(x_, Sig({4, 1}, DataType::kInt32));
   return {input, target, signal, send, recv};
 }
 

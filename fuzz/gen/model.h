@@ -64,7 +64,8 @@ namespace cds::fuzz {
   X(NoiseTensor, "noise_tensor")           /* pl.tensor.create / add */            \
   X(NoiseScalar, "noise_scalar")           /* s = (n * 2) + 1 */                   \
   X(NameCollision, "name_collision")       /* a Var named __allreduce_signal_K */  \
-  X(WholeProgram, "whole_program")         /* unroll/parallel, scopes, opaque */   \
+  X(WholeProgram, "whole_program")         /* unroll/parallel, scopes, -(x) */     \
+  X(OpaqueCall, "opaque_call")             /* pl.touch(v, (x, 1), tag=x[..]) */    \
   X(IterArgs, "iter_args")                 /* init_values= loops + pl.yield_ */    \
   X(Unpack, "unpack")                      /* a, b = pl.split(v, 2) */             \
   X(Subscript, "subscript")                /* x[i], x[a:b], t[..] = x[..] */       \

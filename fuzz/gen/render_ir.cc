@@ -264,8 +264,10 @@ class IRBuilder {
                                     std::move(args), std::move(kw), ir::ExprAttrList{},
                                     std::move(t));
     }
-    if (c.kind == CollKind::kAllReduce && c.args.size() > 2) {
-      // The registry rejects this arity; the synthesis pass must reject it too.
+    if (c.kind == CollKind::kAllReduce &&
+        (c.args.size() > 2 || (c.explicit_core_num && c.core_num <= 0))) {
+      // The registry rejects this arity and a core_num= below 1; the synthesis pass
+      // must reject them too.
       ir::TypePtr t = args[0]->type;
       return ir::MakeNode<ir::Call>(ir::OpRegistry::Get().GetOp(ir::ops::kAllReduce),
                                     std::move(args), std::move(kw), ir::ExprAttrList{},

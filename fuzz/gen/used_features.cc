@@ -161,10 +161,16 @@ class FeatureReader {
         }
         break;
       case StmtKind::kScope:
-        Set(s.flag ? Feature::kSubscript : Feature::kWholeProgram);
+        if (s.flag) {
+          Set(Feature::kSubscript);
+          Set(Feature::kOpaqueCall);
+        } else {
+          Set(Feature::kWholeProgram);
+        }
         break;
       case StmtKind::kOpaque:
-        Set(s.tuple_args.empty() ? Feature::kWholeProgram : Feature::kTupleValue);
+        Set(Feature::kOpaqueCall);
+        if (!s.tuple_args.empty()) Set(Feature::kTupleValue);
         if (s.flag) Set(Feature::kSubscript);
         break;
       case StmtKind::kReturn:

@@ -22,7 +22,7 @@ namespace cds::fuzz {
   X(alias, 4)                   \
   X(rebind, 4)                  \
   X(top_loop, 10)               \
-  X(nested_loop, 6)             \
+  X(nested_loop, 10)            \
   X(while_loop, 3)              \
   X(if_else, 4)                 \
   X(tensor, 3)                  \

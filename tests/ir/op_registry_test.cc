@@ -53,6 +53,17 @@ class OpRegistryTest : public ::testing::Test {
   ExprPtr local = MakeVar("local", TensorTy(Shape({256}), DataType::kFP32));
   ExprPtr opaque = MakeVar("opq", UnknownType::Get());
   KwargList sum = {{"op", EnumAttr{"pld.ReduceOp.Sum"}}};
+  // allgather, all_to_all and all_to_all_v move rows of SIZE elements: one row
+  // [1, SIZE] of this rank, NR rows [NR, SIZE] of all ranks.
+  ExprPtr row = Window("row", {1, 64}, DataType::kFP32);
+  ExprPtr rows = Window("rows", {4, 64}, DataType::kFP32);
+  ExprPtr rows2 = Window("rows2", {4, 64}, DataType::kFP32);
+  ExprPtr local_row = MakeVar("local_row", TensorTy(Shape({1, 64}), DataType::kFP32));
+  ExprPtr local_rows = MakeVar("local_rows", TensorTy(Shape({4, 64}), DataType::kFP32));
+  ExprPtr row_signal = Window("rsig", {4, 1}, DataType::kInt32);  // NR = 4, as in `rows`
+  ExprPtr signal_1d = Window("sig1", {4}, DataType::kInt32);
+  ExprPtr signal_wide = Window("sig2", {4, 2}, DataType::kInt32);
+  VarPtr n = MakeVar("n", ScalarTy(DataType::kIndex));
 };
 
 TEST_F(OpRegistryTest, KnowsEveryModelledOp) {
@@ -215,6 +226,15 @@ TEST_F(OpRegistryTest, AllReduceReturnsTypeOfData) {
                            {{"op", EnumAttr{"pld.ReduceOp.Sum"}}, {"core_num", int64_t{2}}});
   EXPECT_EQ(two->type, data->type);
   EXPECT_EQ(MakeOpCall(ops::kAllReduce, {opaque})->type, opaque->type);
+  // The reductions PyPTO's allreduce takes; the member is the last part of the name.
+  for (const char* op :
+       {"pld.ReduceOp.Sum", "pld.ReduceOp.Max", "pld.ReduceOp.Min", "pld.ReduceOp.Prod"}) {
+    SCOPED_TRACE(op);
+    EXPECT_EQ(MakeOpCall(ops::kAllReduce, {data, signal}, {{"op", EnumAttr{op}}})->type,
+              data->type);
+  }
+  EXPECT_EQ(MakeOpCall(ops::kAllReduce, {data, signal}, {{"core_num", int64_t{1}}})->type,
+            data->type);
 }
 
 TEST_F(OpRegistryTest, AllReduceErrors) {
@@ -241,12 +261,27 @@ TEST_F(OpRegistryTest, AllReduceErrors) {
       [&] {
         MakeOpCall(ops::kAllReduce, {data}, {{"op", std::string("sum")}}, kAt);
       },
-      "op= must be an enum value such as pld.ReduceOp.Sum");
+      "pld.tensor.allreduce: op= must be an enum value, pld.ReduceOp.Sum, Max, Min or Prod");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kAllReduce, {data}, {{"op", EnumAttr{"pld.ReduceOp.Foo"}}}, kAt);
+      },
+      "pld.tensor.allreduce: op= must be pld.ReduceOp.Sum, Max, Min or Prod, got "
+      "pld.ReduceOp.Foo");
   ExpectValueError(
       [&] {
         MakeOpCall(ops::kAllReduce, {data}, {{"core_num", 2.0}}, kAt);
       },
-      "core_num= must be an integer");
+      "pld.tensor.allreduce: core_num= must be a positive integer");
+  // PyPTO's parser takes core_num= > 0 only.
+  for (int64_t bad : {int64_t{0}, int64_t{-1}}) {
+    SCOPED_TRACE(bad);
+    ExpectValueError(
+        [&] {
+          MakeOpCall(ops::kAllReduce, {data, signal}, {{"core_num", bad}}, kAt);
+        },
+        "pld.tensor.allreduce: core_num= must be a positive integer");
+  }
   ExpectValueError(
       [&] {
         MakeOpCall(ops::kAllReduce, {data}, {{"root", int64_t{0}}}, kAt);
@@ -324,6 +359,25 @@ TEST_F(OpRegistryTest, ReduceScatterNeedsTwoDimensionalData) {
                    "takes 2 positional arguments, got 1");
 }
 
+// PyPTO lowers the summing reduce_scatter only: op= is Sum when given.
+TEST_F(OpRegistryTest, ReduceScatterSumsOnly) {
+  EXPECT_EQ(MakeOpCall(ops::kReduceScatter, {data2d, signal}, {})->type, data2d->type);
+  for (const char* op : {"pld.ReduceOp.Max", "pld.ReduceOp.Min", "pld.ReduceOp.Prod"}) {
+    SCOPED_TRACE(op);
+    const std::string msg = ExpectValueError(
+        [&] {
+          MakeOpCall(ops::kReduceScatter, {data2d, signal}, {{"op", EnumAttr{op}}}, kAt);
+        },
+        "pld.tensor.reduce_scatter: op= must be pld.ReduceOp.Sum, got ");
+    EXPECT_THAT(msg, HasSubstr(op));
+  }
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kReduceScatter, {data2d, signal}, {{"op", int64_t{0}}}, kAt);
+      },
+      "pld.tensor.reduce_scatter: op= must be an enum value, pld.ReduceOp.Sum");
+}
+
 TEST_F(OpRegistryTest, Barrier) {
   // The signal comes back (PyPTO: `signal = pld.tensor.barrier(signal)`).
   CallPtr c = MakeOpCall(ops::kBarrier, {signal});
@@ -336,80 +390,357 @@ TEST_F(OpRegistryTest, Barrier) {
                    "pld.tensor.barrier takes 1 positional argument, got 0");
 }
 
-TEST_F(OpRegistryTest, AllGatherAndAllToAllReturnTypeOfTarget) {
-  for (std::string_view op : {ops::kAllGather, ops::kAllToAll}) {
-    SCOPED_TRACE(op);
-    CallPtr c = MakeOpCall(op, {data, target, signal});
-    EXPECT_EQ(c->type, target->type);
+// allgather: this rank's row [1, SIZE] into the target's NR rows [NR, SIZE].
+TEST_F(OpRegistryTest, AllGatherGathersOneRowIntoNRows) {
+  const std::string_view op = ops::kAllGather;
+  CallPtr c = MakeOpCall(op, {row, rows, row_signal});
+  EXPECT_EQ(c->type, rows->type);
+  // The input may be local data (a pl.Tensor, as in PyPTO's kernels) or a window;
+  // the signal [NR] or [NR, 1]; NR need not be a constant.
+  EXPECT_EQ(MakeOpCall(op, {local_row, rows, row_signal})->type, rows->type);
+  EXPECT_EQ(MakeOpCall(op, {row, rows, signal_1d})->type, rows->type);
+  ExprPtr world_rows = MakeVar("wr", DistTensorTy({n, Int(64)}, DataType::kFP32));
+  EXPECT_EQ(MakeOpCall(op, {row, world_rows, row_signal})->type, world_rows->type);
+  EXPECT_EQ(MakeOpCall(op, {opaque, rows, row_signal})->type, rows->type);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, rows}, {}, kAt);
+      },
+      "takes 3 positional arguments, got 2");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {data, rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: input must be 2-D [1, SIZE] (this rank's one chunk), "
+      "got 1 dims");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows2, rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: input must be [1, SIZE] (this rank's one chunk), got "
+      "first dim 4");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, target, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: target must be 2-D [NR, SIZE], got 1 dims");
+  ExprPtr narrow = Window("narrow", {4, 32}, DataType::kFP32);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, narrow, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: target SIZE (dim 1) must equal input SIZE");
+  ExprPtr fp16_rows = Window("fp16_rows", {4, 64}, DataType::kFP16);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, fp16_rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: target dtype FP16 must match input dtype FP32");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: input and target must be different buffers, got the "
+      "same one twice");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, rows, signal_wide}, {}, kAt);
+      },
+      "pld.tensor.allgather: signal second dim must be 1");
+  // The signal has one slot per rank of the target (where both are constants).
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, rows, signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: signal first dim 8 must equal target first dim 4 (NR)");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, rows, Window("sig8", {8}, DataType::kInt32)}, {}, kAt);
+      },
+      "pld.tensor.allgather: signal first dim 8 must equal target first dim 4 (NR)");
+  EXPECT_EQ(
+      MakeOpCall(op, {row, rows, MakeVar("wsig", DistTensorTy({n, Int(1)}, DataType::kInt32))})
+          ->type,
+      rows->type);
+  ExprPtr signal_3d = Window("sig3", {2, 4, 1}, DataType::kInt32);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, rows, signal_3d}, {}, kAt);
+      },
+      "pld.tensor.allgather: signal must be [NR] or [NR, 1], got 3 dims");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {Int(3), rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: input must be a pl.Tensor or a pld.DistributedTensor");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, local_rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.allgather: target must be a pld.DistributedTensor window view");
+  // PyPTO's DSL takes no keyword argument here (defer= is gone).
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, rows, row_signal}, {{"defer", true}}, kAt);
+      },
+      "pld.tensor.allgather got an unexpected keyword argument 'defer'");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {row, rows, row_signal}, sum, kAt);
+      },
+      "unexpected keyword argument 'op'");
+}
+
+// all_to_all: NR rows [NR, SIZE] out, NR rows in.
+TEST_F(OpRegistryTest, AllToAllExchangesNRows) {
+  const std::string_view op = ops::kAllToAll;
+  CallPtr c = MakeOpCall(op, {rows, rows2, row_signal});
+  EXPECT_EQ(c->type, rows2->type);
+  EXPECT_EQ(MakeOpCall(op, {local_rows, rows2, row_signal})->type, rows2->type);
+  EXPECT_EQ(MakeOpCall(op, {rows, rows2, signal_1d})->type, rows2->type);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, rows2}, {}, kAt);
+      },
+      "takes 3 positional arguments, got 2");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {data, rows2, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: input must be 2-D [NR, SIZE], got 1 dims");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, target, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: target must be 2-D [NR, SIZE], got 1 dims");
+  ExprPtr more_rows = Window("more_rows", {8, 64}, DataType::kFP32);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, more_rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: target first dim 8 must equal input first dim 4");
+  ExprPtr narrow = Window("narrow", {4, 32}, DataType::kFP32);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, narrow, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: target SIZE (dim 1) must equal input SIZE");
+  ExprPtr fp16_rows = Window("fp16_rows", {4, 64}, DataType::kFP16);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, fp16_rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: target dtype FP16 must match input dtype FP32");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: input and target must be different buffers, got the "
+      "same one twice");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, rows2, signal_wide}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: signal second dim must be 1");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, rows2, signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: signal first dim 8 must equal input first dim 4 (NR)");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {Int(3), rows2, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: input must be a pl.Tensor or a pld.DistributedTensor");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, local_rows, row_signal}, {}, kAt);
+      },
+      "pld.tensor.all_to_all: target must be a pld.DistributedTensor window view");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {rows, rows2, row_signal}, sum, kAt);
+      },
+      "unexpected keyword argument 'op'");
+}
+
+// The signal of allgather and all_to_all is an INT32 window, as for every other
+// collective (PyPTO's deducers check the element type and the kind).
+TEST_F(OpRegistryTest, AllGatherAndAllToAllSignalIsAnInt32Window) {
+  ExprPtr fp_row_signal = Window("fsig4", {4, 1}, DataType::kFP32);
+  ExprPtr fp_signal_1d = Window("fsig1", {4}, DataType::kFP32);
+  ExprPtr local_signal = MakeVar("lsig", TensorTy(Shape({4, 1}), DataType::kInt32));
+  struct Case {
+    std::string_view op;
+    ExprPtr input, target;
+  };
+  for (const Case& k : {Case{ops::kAllGather, row, rows}, Case{ops::kAllToAll, rows, rows2}}) {
+    SCOPED_TRACE(k.op);
     ExpectValueError(
         [&] {
-          MakeOpCall(op, {data, target}, {}, kAt);
+          MakeOpCall(k.op, {k.input, k.target, fp_row_signal}, {}, kAt);
         },
-        "takes 3 positional arguments, got 2");
-    // The input may be local data (a pl.Tensor, as in PyPTO's kernels) or a window.
-    EXPECT_EQ(MakeOpCall(op, {local, target, signal})->type, target->type);
-    ExprPtr fp16_target = Window("fp16_target", {1024}, DataType::kFP16);
+        std::string(k.op) + ": signal must be an INT32 window view, got FP32");
     ExpectValueError(
         [&] {
-          MakeOpCall(op, {data, fp16_target, signal}, {}, kAt);
+          MakeOpCall(k.op, {k.input, k.target, fp_signal_1d}, {}, kAt);
         },
-        std::string(op) + ": target dtype FP16 must match input dtype FP32");
+        std::string(k.op) + ": signal must be an INT32 window view, got FP32");
     ExpectValueError(
         [&] {
-          MakeOpCall(op, {Int(3), target, signal}, {}, kAt);
+          MakeOpCall(k.op, {k.input, k.target, local_signal}, {}, kAt);
         },
-        std::string(op) + ": input must be a pl.Tensor or a pld.DistributedTensor");
+        std::string(k.op) + ": signal must be a pld.DistributedTensor window view");
     ExpectValueError(
         [&] {
-          MakeOpCall(op, {data, local, signal}, {}, kAt);
+          MakeOpCall(k.op, {k.input, k.target, Int(4)}, {}, kAt);
         },
-        std::string(op) + ": target must be a pld.DistributedTensor window view");
-    ExpectValueError(
-        [&] {
-          MakeOpCall(op, {data, target, fp_signal}, {}, kAt);
-        },
-        "signal must be an INT32 window view, got FP32");
-    ExpectValueError(
-        [&] {
-          MakeOpCall(op, {data, target, signal}, sum, kAt);
-        },
-        "unexpected keyword argument 'op'");
+        std::string(k.op) + ": signal must be a pld.DistributedTensor window view");
   }
 }
 
+// all_to_all_v: input and target [NR*MAX_RECV, SIZE]; the signal [NR, 1] states
+// NR, a positive constant; one count per rank on each side.
 TEST_F(OpRegistryTest, AllToAllV) {
-  ExprPtr counts = Window("counts", {8}, DataType::kInt32);
-  CallPtr c = MakeOpCall(ops::kAllToAllV, {data, target, signal, counts, counts});
-  EXPECT_EQ(c->type, target->type);
-  // Input and send counts may be local tensors (a kernel's own data).
-  ExprPtr local_counts = MakeVar("lc", TensorTy(Shape({8, 1}), DataType::kInt32));
-  EXPECT_EQ(MakeOpCall(ops::kAllToAllV, {local, target, signal, local_counts, counts})->type,
-            target->type);
+  const std::string_view op = ops::kAllToAllV;
+  ExprPtr in = Window("in", {8, 16}, DataType::kFP32);
+  ExprPtr tgt = Window("tgt", {8, 16}, DataType::kFP32);
+  ExprPtr sig = Window("sig4", {4, 1}, DataType::kInt32);
+  ExprPtr send = Window("send", {4}, DataType::kInt32);
+  ExprPtr recv = Window("recv", {4, 1}, DataType::kInt32);
+  CallPtr c = MakeOpCall(op, {in, tgt, sig, send, recv});
+  EXPECT_EQ(c->type, tgt->type);
+  // Input and send counts may be local tensors (a kernel's own data); send counts
+  // [NR] or [NR, 1].
+  ExprPtr local_in = MakeVar("li", TensorTy(Shape({8, 16}), DataType::kFP32));
+  ExprPtr local_counts = MakeVar("lc", TensorTy(Shape({4, 1}), DataType::kInt32));
+  EXPECT_EQ(MakeOpCall(op, {local_in, tgt, sig, local_counts, recv})->type, tgt->type);
+  EXPECT_EQ(MakeOpCall(op, {in, tgt, sig, recv, recv})->type, tgt->type);
+  // One expression as input and target is not rejected here (only allgather and
+  // all_to_all are).
+  EXPECT_EQ(MakeOpCall(op, {tgt, tgt, sig, send, recv})->type, tgt->type);
+
+  // Kinds and element types.
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kAllToAllV, {data, target, signal, local, counts}, {}, kAt);
+        MakeOpCall(op, {in, tgt, sig, Window("fc", {4}, DataType::kFP32), recv}, {}, kAt);
       },
       "send_counts must be an INT32 pl.Tensor or pld.DistributedTensor, got FP32");
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kAllToAllV, {data, target, signal, counts, fp_signal}, {}, kAt);
+        MakeOpCall(op, {in, tgt, sig, send, Window("fr", {4, 1}, DataType::kFP32)}, {}, kAt);
       },
       "recv_counts must be an INT32 window view, got FP32");
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kAllToAllV, {data, target, signal, counts}, {}, kAt);
+        MakeOpCall(op, {in, tgt, sig, send}, {}, kAt);
       },
       "pld.tensor.all_to_all_v takes 5 positional arguments, got 4");
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kAllToAllV, {data, target, signal, counts, local}, {}, kAt);
+        MakeOpCall(op, {in, tgt, sig, send, local_counts}, {}, kAt);
       },
       "recv_counts must be a pld.DistributedTensor window view");
   ExpectValueError(
       [&] {
-        MakeOpCall(ops::kAllToAllV, {data, target, fp_signal, counts, counts}, {}, kAt);
+        MakeOpCall(op, {in, tgt, Window("fs", {4, 1}, DataType::kFP32), send, recv}, {}, kAt);
       },
       "signal must be an INT32 window view");
+  ExprPtr fp16_tgt = Window("fp16_tgt", {8, 16}, DataType::kFP16);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, fp16_tgt, sig, send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: target dtype FP16 must match input dtype FP32");
+
+  // Shapes of input and target.
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {data, tgt, sig, send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: input must be 2-D [NR*MAX_RECV, SIZE], got 1 dims");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, target, sig, send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: target must be 2-D [NR*MAX_RECV, SIZE], got 1 dims");
+  ExprPtr narrow = Window("narrow", {8, 8}, DataType::kFP32);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, narrow, sig, send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: target SIZE (dim 1) must equal input SIZE");
+
+  // The signal gives NR.
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, Window("s1", {4}, DataType::kInt32), send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: signal must be 2-D [NR, 1], got 1 dims");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, Window("s2", {4, 2}, DataType::kInt32), send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: signal second dim must be 1");
+  ExprPtr world_sig = MakeVar("ws", DistTensorTy({n, Int(1)}, DataType::kInt32));
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, world_sig, send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: signal first dim (NR) must be a positive integer "
+      "constant");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, Window("s0", {0, 1}, DataType::kInt32), send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: signal first dim (NR) must be positive, got 0");
+
+  // The target holds NR blocks.
+  ExprPtr six = Window("six", {6, 16}, DataType::kFP32);
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {six, six, sig, send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: signal first dim 4 (NR) must divide target first "
+      "dim 6");
+  ExprPtr dyn_tgt = MakeVar("dt", DistTensorTy({n, Int(16)}, DataType::kFP32));
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, dyn_tgt, sig, send, recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: target first dim (NR*MAX_RECV) must be an integer "
+      "constant");
+
+  // One count per rank.
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, sig, Window("c8", {8}, DataType::kInt32), recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: send_counts first dim must be the constant NR = 4 (the "
+      "signal's first dim)");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, sig, send, Window("r8", {8, 1}, DataType::kInt32)}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: recv_counts first dim must be the constant NR = 4 (the "
+      "signal's first dim)");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, sig, send, send}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: recv_counts must be 2-D [NR, 1], got 1 dims");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, sig, Window("c42", {4, 2}, DataType::kInt32), recv}, {}, kAt);
+      },
+      "pld.tensor.all_to_all_v: send_counts second dim must be 1");
+
+  // PyPTO's DSL takes no keyword argument here (core_num= is gone).
+  ExpectValueError(
+      [&] {
+        MakeOpCall(op, {in, tgt, sig, send, recv}, {{"core_num", int64_t{2}}}, kAt);
+      },
+      "pld.tensor.all_to_all_v got an unexpected keyword argument 'core_num'");
 }
 
 // --- plain tensor ops -------------------------------------------------------
@@ -429,6 +760,62 @@ TEST_F(OpRegistryTest, TensorCreate) {
         MakeOpCall(ops::kTensorCreate, {Int(16)}, {{"dtype", DataType::kFP16}}, kAt);
       },
       "expected a shape list");
+}
+
+// layout=, manual_dep= and init_value= do not change the result type.
+TEST_F(OpRegistryTest, TensorCreateLayoutManualDepInitValue) {
+  const ExprPtr shape = Tuple(Shape({16, 16}));
+  const TypePtr plain = MakeOpCall(ops::kTensorCreate, {shape}, {{"dtype", DataType::kFP16}})->type;
+  for (const char* layout : {"pl.ND", "pl.DN", "pl.NZ", "pl.MX_A_ZZ", "pl.MX_B_NN",
+                             "pl.TensorLayout.NZ", "pl.TensorLayout.MX_B_NN"}) {
+    SCOPED_TRACE(layout);
+    CallPtr c = MakeOpCall(ops::kTensorCreate, {shape},
+                           {{"dtype", DataType::kFP16}, {"layout", EnumAttr{layout}}});
+    EXPECT_TRUE(StructuralEqual(c->type, plain));
+  }
+  CallPtr all = MakeOpCall(ops::kTensorCreate, {shape},
+                           {{"dtype", DataType::kFP16},
+                            {"layout", EnumAttr{"pl.NZ"}},
+                            {"manual_dep", true},
+                            {"init_value", int64_t{0}}});
+  EXPECT_TRUE(StructuralEqual(all->type, plain));
+  EXPECT_EQ(all->kwargs.size(), 4u);
+  CallPtr fp_init =
+      MakeOpCall(ops::kTensorCreate, {shape},
+                 {{"dtype", DataType::kFP16}, {"manual_dep", false}, {"init_value", 0.5}});
+  EXPECT_TRUE(StructuralEqual(fp_init->type, plain));
+
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kTensorCreate, {shape},
+                   {{"dtype", DataType::kFP16}, {"layout", EnumAttr{"pl.XY"}}}, kAt);
+      },
+      "pl.tensor.create: layout= must be pl.ND, pl.DN, pl.NZ, pl.MX_A_ZZ or pl.MX_B_NN, got "
+      "pl.XY");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kTensorCreate, {shape},
+                   {{"dtype", DataType::kFP16}, {"layout", std::string("NZ")}}, kAt);
+      },
+      "pl.tensor.create: layout= must be an enum value");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kTensorCreate, {shape},
+                   {{"dtype", DataType::kFP16}, {"manual_dep", int64_t{1}}}, kAt);
+      },
+      "pl.tensor.create: manual_dep= must be True or False");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kTensorCreate, {shape},
+                   {{"dtype", DataType::kFP16}, {"init_value", std::string("0")}}, kAt);
+      },
+      "pl.tensor.create: init_value= must be a number");
+  ExpectValueError(
+      [&] {
+        MakeOpCall(ops::kTensorCreate, {shape}, {{"dtype", DataType::kFP16}, {"fill", int64_t{0}}},
+                   kAt);
+      },
+      "pl.tensor.create got an unexpected keyword argument 'fill'");
 }
 
 TEST_F(OpRegistryTest, TensorElementwise) {

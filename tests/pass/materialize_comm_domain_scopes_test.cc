@@ -236,15 +236,16 @@ TEST(McdsMerge, SubsetsAreUnioned) {
 // ---------------------------------------------------------------------------
 // Collective inheritance
 
-// data (FP32 [8, 64]) dispatched to {1, 2}; sig (INT32 [4, 1]) never dispatched.
+// data (FP32 [8, 64]) dispatched to {1, 2}; sig (INT32 [8, 1], a slot per row of
+// data) never dispatched.
 struct CollectiveFixture {
   Body b;
   VarPtr data_buf, sig_buf, data, sig;
   CollectiveFixture() {
     data_buf = b.Alloc("data_buf", 2048, 2);
-    sig_buf = b.Alloc("sig_buf", 16, 3);
+    sig_buf = b.Alloc("sig_buf", 32, 3);
     data = b.Window("data", data_buf, {8, 64}, 4);
-    sig = b.Window("sig", sig_buf, {4, 1}, 5, DataType::kInt32);
+    sig = b.Window("sig", sig_buf, {8, 1}, 5, DataType::kInt32);
     b.Dispatch("chip_orch", {data}, Int(1), 6);
     b.Dispatch("chip_orch", {data}, Int(2), 7);
   }
@@ -283,10 +284,13 @@ TEST(McdsInherit, ReduceScatterSignalInheritsData) {
 }
 
 // input dispatched to {5}, target to {1, 2}: the signal follows the target only.
+// The input is one row [1, 64] for allgather, as many rows as the target for
+// all_to_all.
 void CheckTargetPairing(std::string_view op) {
   CollectiveFixture fx;
-  VarPtr in_buf = fx.b.Alloc("in_buf", 2048, 8);
-  VarPtr in = fx.b.Window("inp", in_buf, {8, 64}, 9);
+  const int64_t rows = op == ops::kAllGather ? 1 : 8;
+  VarPtr in_buf = fx.b.Alloc("in_buf", rows * 64 * 4, 8);
+  VarPtr in = fx.b.Window("inp", in_buf, {rows, 64}, 9);
   fx.b.Dispatch("chip_orch", {in}, Int(5), 10);
   fx.b.Do(fx.b.Op(op, {in, fx.data, fx.sig}, {}, 11), 11);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
@@ -303,11 +307,12 @@ TEST(McdsInherit, AllToAllSignalInheritsTarget) { CheckTargetPairing(ops::kAllTo
 TEST(McdsInherit, AllToAllVSignalAndRecvCountsBothInheritTarget) {
   CollectiveFixture fx;
   VarPtr in_buf = fx.b.Alloc("in_buf", 2048, 8);
-  VarPtr send_buf = fx.b.Alloc("send_buf", 16, 9);
-  VarPtr recv_buf = fx.b.Alloc("recv_buf", 16, 10);
+  VarPtr send_buf = fx.b.Alloc("send_buf", 32, 9);
+  VarPtr recv_buf = fx.b.Alloc("recv_buf", 32, 10);
   VarPtr in = fx.b.Window("inp", in_buf, {8, 64}, 11);
-  VarPtr send = fx.b.Window("send", send_buf, {4, 1}, 12, DataType::kInt32);
-  VarPtr recv = fx.b.Window("recv", recv_buf, {4, 1}, 13, DataType::kInt32);
+  // One count per rank: NR = 8, the signal's first dim.
+  VarPtr send = fx.b.Window("send", send_buf, {8, 1}, 12, DataType::kInt32);
+  VarPtr recv = fx.b.Window("recv", recv_buf, {8, 1}, 13, DataType::kInt32);
   fx.b.Dispatch("chip_orch", {in, send}, Int(5), 14);
   fx.b.Do(fx.b.Op(ops::kAllToAllV, {in, fx.data, fx.sig, send, recv}, {}, 15), 15);
   auto scopes = Scopes(MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch"));
@@ -509,14 +514,16 @@ TEST(McdsViews, AliasResolvesToTheViewAlloc) {
 TEST(McdsViews, InPlaceCollectiveResultsResolveAndAreReminted) {
   CollectiveFixture fx;
   VarPtr r = fx.b.Let("r", fx.b.Op(ops::kAllReduce, {fx.data, fx.sig}, {}, 8), 8);
-  VarPtr g = fx.b.Let("g", fx.b.Op(ops::kAllGather, {fx.data, r, fx.sig}, {}, 9), 9);
-  fx.b.Dispatch("chip_orch", {g}, Int(6), 10);  // coverage reaches data_buf through g -> r -> data
+  // allgather's input is one row [1, 64]: here a second view of data_buf.
+  VarPtr row = fx.b.Window("row", fx.data_buf, {1, 64}, 9);
+  VarPtr g = fx.b.Let("g", fx.b.Op(ops::kAllGather, {row, r, fx.sig}, {}, 10), 10);
+  fx.b.Dispatch("chip_orch", {g}, Int(6), 11);  // coverage reaches data_buf through g -> r -> data
   auto host = MaterializeCommDomainScopes(fx.Build())->FindFunction("host_orch");
   auto scopes = Scopes(host);
   ASSERT_EQ(scopes.size(), 1u);
   EXPECT_EQ(scopes[0]->devices, Ids({1, 2, 6}));
   WindowBufferPtr data_wb = scopes[0]->slots[0];
-  for (const char* name : {"data", "r", "g"}) {
+  for (const char* name : {"data", "r", "row", "g"}) {
     auto def = DefOf(host, name);
     ASSERT_TRUE(def && DistOf(def->var)) << name;
     EXPECT_EQ(DistOf(def->var)->window_buffer, data_wb) << name;

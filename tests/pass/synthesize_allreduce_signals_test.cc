@@ -148,9 +148,17 @@ TEST(Sars, CoreNumSizesSignal) {
   EXPECT_THAT(call->kwargs, ElementsAre(std::pair<std::string, AttrValue>("core_num", int64_t{4})));
 }
 
+// The op registry already refuses core_num= <= 0 when the call is built
+// (OpRegistryTest.AllReduceErrors); IR built without it reaches the pass, which
+// rejects it itself.
 TEST(Sars, NonPositiveCoreNumIsRejected) {
   HostFixture fx;
-  fx.b.Do(fx.AllReduce(6, {{"core_num", int64_t{0}}}), 6);
+  auto call =
+      ir::MakeNode<Call>(OpRegistry::Get().GetOp(ops::kAllReduce), NodeList<ExprPtr>{fx.data},
+                         Kwargs{{"op", EnumAttr{"pld.ReduceOp.Sum"}}, {"core_num", int64_t{0}}},
+                         ExprAttrs{}, fx.data->type);
+  call->set_span(At(6));
+  fx.b.Do(call, 6);
   CaughtError e = ErrorOf([&] { SynthesizeAllReduceSignals(fx.Build()); });
   ASSERT_TRUE(e.thrown);
   EXPECT_EQ(e.line, 6);

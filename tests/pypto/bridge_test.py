@@ -4,6 +4,7 @@ the scope reader, the outcome comparison and the command line (ctest label
 `bridge`). A stub `pypto` package that fails to import stands for a machine
 without PyPTO."""
 
+import json
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ BRIDGE = os.path.join(BRIDGE_DIR, "cds-pypto")
 NO_PYPTO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "no_pypto")
 sys.path.insert(0, BRIDGE_DIR)
 
-from cds_pypto.campaign import campaign_kinds  # noqa: E402
+from cds_pypto.campaign import PYPTO_REFUSED_FEATURES, Program, _reach_rows, campaign_kinds  # noqa: E402
 from cds_pypto.outcome import Finding, Outcome, symptoms  # noqa: E402
 from cds_pypto.scopes import ScopeError, scope_lines  # noqa: E402
 from cds_pypto.source import PreparedSource, SourceError  # noqa: E402
@@ -124,7 +125,7 @@ class ScopesTest(unittest.TestCase):
         ])  # fmt: skip
 
     def test_the_empty_tuple_type_of_the_text_format_is_read(self):
-        text = DUMPED.replace("w = pld.alloc_window_buffer(8)", "w = pld.alloc_window_buffer(8)\n            t: pl.Tuple[] = ()")
+        text = DUMPED.replace("w = pld.alloc_window_buffer(8)", "w = pld.alloc_window_buffer(8)\n            t: pl.Tuple[()] = ()")
         self.assertEqual(scope_lines(text), scope_lines(DUMPED))
 
     def test_a_slot_without_declaration_is_an_error(self):
@@ -164,6 +165,98 @@ class CampaignTest(unittest.TestCase):
     def test_kinds_that_break_only_a_reference_limit_are_left_out(self):
         kinds = ["dead_alloc", "device_range_too_large", "device_step"]
         self.assertEqual(campaign_kinds(kinds), ["dead_alloc", "device_step"])
+
+    def test_only_the_three_features_pypto_cannot_write_are_left_out(self):
+        # docs/pypto.md quotes PyPTO's error for each of these, and for no other.
+        self.assertEqual(sorted(PYPTO_REFUSED_FEATURES), ["host_by_type", "opaque_call", "unpack"])
+        with open(os.path.join(ROOT, "docs", "pypto.md"), encoding="utf-8") as f:
+            doc = f.read()
+        for feature in PYPTO_REFUSED_FEATURES:
+            self.assertIn(f"| `{feature}` |", doc)
+
+    def test_reach_counts_the_programs_holding_a_feature_and_those_compared(self):
+        def program(used, pypto, scopes=("s",)):
+            p = Program(1, 4, None, "", "p.pyir")
+            p.used = used
+            p.reference = Outcome("ok", scopes=["s"])
+            p.pypto = Outcome(pypto, scopes=list(scopes))
+            return p
+
+        rows = _reach_rows([program(["allgather"], "ok"), program(["allgather", "rebind"], "not-dsl"),
+                            program(["allgather"], "ok", scopes=("t",)), program([], "ok")],
+                           ["allgather", "rebind", "iter_args"])  # fmt: skip
+        self.assertIn("| allgather | 3 | 2 | 67% | 2 | 1 |", rows)
+        self.assertIn("| rebind | 1 | 0 | 0% | 0 | 0 |", rows)
+        self.assertIn("| iter_args | 0 | 0 | - | 0 | 0 |", rows)
+
+
+MERGE = os.path.join(ROOT, "ci", "differential-merge.py")
+
+
+def shard(folder, seeds, symptoms, compared=9):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump({"pypto": "e2d0f78ae", "seeds": seeds, "programs": 10, "compared": compared, "agreeing": 8,
+                   "stopped": False, "seconds": 12.0, "features": {"allgather": [4, 3, 2, 2]},
+                   "symptoms": symptoms}, f)  # fmt: skip
+    return folder
+
+
+def symptom(programs, new=False, harness=False, file=None):
+    return {"programs": programs, "example": "cds-gen --seed 1", "harness": harness, "file": file, "new": new}
+
+
+class MergeTest(unittest.TestCase):
+    def run_merge(self, *args):
+        return subprocess.run([sys.executable, MERGE, *args], capture_output=True, text=True, check=False)
+
+    def test_shards_sum_and_a_symptom_new_in_one_shard_is_new(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = shard(os.path.join(d, "a"), [1, 10], {"pypto accepts: X": symptom(2, file="x.pyir"),
+                                                      "scopes: Y": symptom(1, new=True, file="y.pyir")})  # fmt: skip
+            b = shard(os.path.join(d, "b"), [11, 20], {"pypto accepts: X": symptom(3, file="x.pyir"),
+                                                       "parser rejects: Z": symptom(5, harness=True)})  # fmt: skip
+            r = self.run_merge(a, os.path.join(b, "summary.json"))
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("| 20 | 18 (90.0%) | 16 |", r.stdout)
+            self.assertIn("| pypto accepts: X | 5 | `cds-gen --seed 1` | x.pyir |", r.stdout)
+            self.assertIn("| scopes: Y | 1 | `cds-gen --seed 1` | y.pyir (new) |", r.stdout)
+            self.assertIn("| parser rejects: Z | 5 |", r.stdout)
+            self.assertIn("| allgather | 8 | 6 | 75.0% | 4 | 4 |", r.stdout)
+
+    def test_known_symptoms_only_pass(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = shard(os.path.join(d, "a"), [1, 10], {"pypto accepts: X": symptom(2, file="x.pyir")})
+            out = os.path.join(d, "report.md")
+            self.assertEqual(self.run_merge(a, "-o", out).returncode, 0)
+            with open(out, encoding="utf-8") as f:
+                self.assertIn("(0 new)", f.read())
+
+    def test_a_bad_shard_is_a_usage_error_and_keeps_the_output(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "report.md")
+            with open(out, "w", encoding="utf-8") as f:
+                f.write("old")
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w", encoding="utf-8") as f:
+                f.write("{")
+            r = self.run_merge(bad, "-o", out)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("bad.json:1:2: not JSON", r.stderr)
+            r = self.run_merge(os.path.join(d, "missing"), "-o", out)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("No such file or directory", r.stderr)
+            with open(out, encoding="utf-8") as f:
+                self.assertEqual(f.read(), "old")
+
+    def test_help_and_usage_errors(self):
+        r = self.run_merge("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("Exit codes", r.stdout)
+        self.assertEqual(self.run_merge().returncode, 2)
+        r = self.run_merge("shard", "--no-such-flag")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--no-such-flag", r.stderr)
 
 
 def run_bridge(*args, pypto_absent=True):

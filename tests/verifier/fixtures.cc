@@ -313,21 +313,23 @@ ProgramPtr AllReduceSignals(bool m) {
 }
 
 // all_to_all_v: its signal and recv_counts inherit the target's coverage (not the
-// input's); a barrier's signal gets coverage from its own dispatch only.
+// input's); a barrier's signal gets coverage from its own dispatch only. Input and
+// target are [8, 8] (NR = 8 blocks of one row), signal and recv_counts [8, 1],
+// send_counts [8].
 ProgramPtr AllToAllV(bool m) {
   auto chip = ChipOrch("chip_orch", {{64}});
   TypePtr ret = ChipReturnType(chip);
   HostBuilder b(m, "all_to_all_v.pyir");
   VarPtr ib = b.Alloc("in_buf", Int(256));
-  VarPtr in = b.Window("inp", ib, Shape({64}), DataType::kFP32);
+  VarPtr in = b.Window("inp", ib, Shape({8, 8}), DataType::kFP32);
   VarPtr tb = b.Alloc("tgt_buf", Int(256));
-  VarPtr tgt = b.Window("tgt", tb, Shape({64}), DataType::kFP32);
-  VarPtr sb = b.Alloc("sig_buf", Int(64));
-  VarPtr sig = b.Window("sig", sb, Shape({16}), DataType::kInt32);
+  VarPtr tgt = b.Window("tgt", tb, Shape({8, 8}), DataType::kFP32);
+  VarPtr sb = b.Alloc("sig_buf", Int(32));
+  VarPtr sig = b.Window("sig", sb, Shape({8, 1}), DataType::kInt32);
   VarPtr cb = b.Alloc("send_buf", Int(32));
   VarPtr send = b.Window("send", cb, Shape({8}), DataType::kInt32);
   VarPtr rb = b.Alloc("recv_buf", Int(32));
-  VarPtr recv = b.Window("recv", rb, Shape({8}), DataType::kInt32);
+  VarPtr recv = b.Window("recv", rb, Shape({8, 1}), DataType::kInt32);
   VarPtr bb = b.Alloc("bar_buf", Int(16));
   VarPtr bar = b.Window("bar", bb, Shape({4}), DataType::kInt32);
   VarPtr r = b.BeginFor("r", Int(0), WorldSize(b));
@@ -351,18 +353,19 @@ ProgramPtr AllToAllV(bool m) {
 }
 
 // Nested loops (range inside range, unroll inside range), a constant Var bound,
-// an if, allgather whose signal inherits the target's coverage, reduce_scatter
-// and broadcast whose signals inherit their data's.
+// an if, allgather whose signal inherits the target's coverage (a row [1, 16] of
+// va into the 4 rows of vc, signal vs [4]), reduce_scatter and broadcast whose
+// signals inherit their data's.
 ProgramPtr NestedLoops(bool m) {
   auto chip = ChipOrch("chip_orch", {{64}});
   TypePtr ret = ChipReturnType(chip);
   HostBuilder b(m, "nested_loops.pyir");
-  VarPtr ab = b.Alloc("a", Int(256));
-  VarPtr a = b.Window("va", ab, Shape({64}), DataType::kFP32);
+  VarPtr ab = b.Alloc("a", Int(64));
+  VarPtr a = b.Window("va", ab, Shape({1, 16}), DataType::kFP32);
   VarPtr bbuf = b.Alloc("b", Int(256));
   VarPtr vb = b.Window("vb", bbuf, Shape({64}), DataType::kFP32);
   VarPtr cb = b.Alloc("c", Int(256));
-  VarPtr c = b.Window("vc", cb, Shape({64}), DataType::kFP32);
+  VarPtr c = b.Window("vc", cb, Shape({4, 16}), DataType::kFP32);
   VarPtr sb = b.Alloc("s", Int(16));
   VarPtr s = b.Window("vs", sb, Shape({4}), DataType::kInt32);
   VarPtr db = b.Alloc("d", Int(256));

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "fuzz/gen/generate.h"
+#include "fuzz/gen/rule_reach.h"
 #include "ir/error.h"
 #include "tools/common/cli.h"
 #include "tools/common/file_io.h"
@@ -69,6 +70,45 @@ int PrintStats(uint64_t seed, int count, const GenOptions& options,
   return 0;
 }
 
+// The rules and errors of docs/pass.md against the share of programs that exercise
+// them, over gen_sweep's mix: seeds divisible by 3 plant a defect, the invalid kinds
+// in turn; the others are valid. A markdown table (docs/generators.md quotes it).
+int PrintRules(uint64_t seed, int count, GenOptions options) {
+  options.fixed_size = false;
+  std::vector<int> rules(cds::fuzz::kNumRules, 0), kinds(cds::fuzz::kNumInvalidKinds, 0);
+  for (int i = 0; i < count; ++i) {
+    const uint64_t s = seed + static_cast<uint64_t>(i);
+    std::optional<InvalidKind> kind;
+    if (s % 3 == 0) kind = static_cast<InvalidKind>((s / 3) % cds::fuzz::kNumInvalidKinds);
+    const GeneratedProgram p = cds::fuzz::Generate(s, options, kind);
+    if (kind) {
+      ++kinds[static_cast<size_t>(*kind)];
+      continue;
+    }
+    const cds::fuzz::RuleSet reached = cds::fuzz::RulesReached(p);
+    for (size_t r = 0; r < cds::fuzz::kNumRules; ++r) rules[r] += reached.test(r);
+  }
+  const double n = std::max(count, 1);
+  fmt::print("{} programs (seeds {}..{}, gen_sweep's mix)\n\n", count, seed,
+             seed + static_cast<uint64_t>(count) - 1);
+  fmt::print("| rule or error (docs/pass.md) | programs | share |\n|---|---:|---:|\n");
+  int low = 0;
+  for (size_t r = 0; r < cds::fuzz::kNumRules; ++r) {
+    const double pct = 100.0 * rules[r] / n;
+    low += pct < 1.0;
+    fmt::print("| {} | {} | {:.1f}% |\n", cds::fuzz::RuleText(static_cast<cds::fuzz::Rule>(r)),
+               rules[r], pct);
+  }
+  for (size_t k = 0; k < cds::fuzz::kNumInvalidKinds; ++k) {
+    const double pct = 100.0 * kinds[k] / n;
+    low += pct < 1.0;
+    fmt::print("| error: {} (invalid kind) | {} | {:.1f}% |\n",
+               cds::fuzz::InvalidKindName(static_cast<InvalidKind>(k)), kinds[k], pct);
+  }
+  if (low > 0) fmt::print("\n{} rows under 1%\n", low);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,7 +121,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int size = 24;
   std::string invalid_name, features, output = "-", expect_path;
-  bool stats = false, swarm_off = false, list = false;
+  bool stats = false, rules = false, swarm_off = false, list = false;
   int count = 1000;
   app.add_option("--seed", seed, "PRNG seed (the same seed gives the same program everywhere)");
   app.add_option("--size", size, "Host statements over all host orchestrators")
@@ -97,7 +137,11 @@ int main(int argc, char** argv) {
           ->expected(0, 1);
   app.add_flag("--stats", stats,
                "Print a feature histogram over --count programs instead of a program");
-  app.add_option("--count", count, "Programs for --stats")->check(CLI::Range(1, 100000000));
+  app.add_flag("--rules", rules,
+               "Print the share of --count programs (gen_sweep's mix) exercising each rule and "
+               "error of docs/pass.md instead of a program");
+  app.add_option("--count", count, "Programs for --stats and --rules")
+      ->check(CLI::Range(1, 100000000));
   app.add_flag("--list", list, "List feature and invalid-kind names");
   if (auto rc = tools::ParseCommandLine(app, argc, argv)) return *rc;
 
@@ -140,6 +184,7 @@ int main(int argc, char** argv) {
 
   try {
     if (stats) return PrintStats(seed, count, options, invalid);
+    if (rules) return PrintRules(seed, count, options);
     GeneratedProgram p = cds::fuzz::Generate(seed, options, invalid);
     std::string error;
     if (!tools::WriteOutputFile(output, p.text, &error)) {
@@ -151,6 +196,14 @@ int main(int argc, char** argv) {
                                    : cds::fuzz::ToJson(p.expect);
       j["seed"] = seed;
       j["size"] = size;
+      // The features the program holds (not the ones it was allowed), so that a
+      // campaign can say how many programs with each one it compared.
+      nlohmann::json used = nlohmann::json::array();
+      const cds::fuzz::FeatureSet set = p.model.UsedFeatures();
+      for (size_t f = 0; f < cds::fuzz::kNumFeatures; ++f) {
+        if (set[f]) used.push_back(cds::fuzz::FeatureName(static_cast<cds::fuzz::Feature>(f)));
+      }
+      j["features"] = std::move(used);
       const std::string text = j.dump(2) + "\n";
       if (expect_path.empty()) {
         std::cerr << text;

@@ -12,6 +12,7 @@ a crash of the reference) are reported, not filed: they are not upstream faults.
 
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import sys
@@ -33,19 +34,14 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BRIDGE = os.path.join(HERE, "cds-pypto")
 CHUNK = 25
 
-# cds-gen features whose constructs PyPTO's DSL refuses, so a program with them
-# rarely reaches PyPTO's passes: pl.touch and pl.split (whole_program, unpack),
-# element writes, slice steps and pl.at(tag=) (subscript), device= on an InCore call
-# (incore), 1-D operands and one window as both input and target (allgather,
-# all_to_all, all_to_all_v, and the kernels of kernel_collective), a name rebound
-# to a view of another shape (rebind), a bare pl.yield_ in a loop with init_values
-# (iter_args), pl.touch, which carries the tuple values (tuple_value), pl.tensor.create's layout= kwarg that PyPTO adds and the
-# harness's registry refuses (noise_tensor), and a host declared type=Orchestration, level=HOST, which PyPTO's
-# parser refuses because it takes that type as chip level (host_by_type).
-PYPTO_REFUSED_FEATURES = (
-    "whole_program unpack subscript incore allgather all_to_all all_to_all_v kernel_collective rebind iter_args"
-    " tuple_value noise_tensor host_by_type"
-).split()
+# cds-gen features whose constructs PyPTO's DSL cannot write, each with the error
+# PyPTO e2d0f78's parser gives (docs/pypto.md quotes them): a host declared
+# type=Orchestration, level=HOST (host_by_type): "Function 'host_orch' has
+# func_type=Orchestration which implies level=CHIP, but explicit level=HOST was
+# provided"; pl.touch, the harness's opaque op, with tuples and kwargs holding views
+# (opaque_call): "Unknown operation 'pl.touch'"; pl.split, an opaque op returning a
+# tuple (unpack): "Unknown operation 'pl.split'".
+PYPTO_REFUSED_FEATURES = ("host_by_type", "opaque_call", "unpack")
 
 # cds-gen invalid kinds that break a limit of the reference pass only, so the program
 # is valid for PyPTO and comparing the two says nothing about PyPTO's pass: more than
@@ -113,6 +109,7 @@ class Program:
         self.reference = None
         self.pypto = None
         self.symptoms = []
+        self.used = []  # the features the program holds (cds-gen --expect)
 
     def gen_args(self):
         args = f"--seed {self.seed} --size {self.size}"
@@ -230,10 +227,14 @@ def _generate(tools, args, i, kinds, gen_dir):
     if i % args.invalid_every == args.invalid_every - 1:
         kind = kinds[(i // args.invalid_every) % len(kinds)]
     p = Program(seed, 4 + seed % args.max_size, kind, args.features, os.path.join(gen_dir, f"seed{seed}.pyir"))
-    code, _, err = run([tools.cds_gen] + p.gen_args().split() + ["-o", p.path])
+    expect = p.path + ".expect.json"
+    code, _, err = run([tools.cds_gen] + p.gen_args().split() + ["-o", p.path, "--expect", expect])
     if code != 0:
         print(f"[differential] cds-gen {p.gen_args()} failed: {err.strip()[:200]}")
         return None
+    with open(expect, encoding="utf-8") as f:
+        p.used = json.load(f).get("features", [])
+    os.remove(expect)
     return p
 
 
@@ -247,8 +248,14 @@ def cmd_run(args):
               " the campaign did not run. Install PyPTO as docs/pypto.md says.", file=sys.stderr)  # fmt: skip
         return 2
     kinds = campaign_kinds(_gen_list(tools.cds_gen, "invalid kinds"))
+    all_features = _gen_list(tools.cds_gen, "features")
     if args.features is None:
-        args.features = ",".join(f for f in _gen_list(tools.cds_gen, "features") if f not in PYPTO_REFUSED_FEATURES)
+        args.features = ",".join(f for f in all_features if f not in PYPTO_REFUSED_FEATURES)
+    unknown = [f for f in args.features.split(",") if f not in all_features]
+    if unknown:
+        print(f"differential.sh: unknown feature(s) {', '.join(unknown)} in --features"
+              f" (cds-gen --list names them: {' '.join(all_features)})", file=sys.stderr)  # fmt: skip
+        return 2
     known = known_symptoms(args.upstream_dir)
     dirs = [os.path.join(args.out, d) for d in ("programs", "reference", "pypto")]
     for d in dirs:
@@ -283,9 +290,13 @@ def cmd_run(args):
         smallest = min(ps, key=lambda p: os.path.getsize(p.path))
         print(f"[differential] new symptom ({len(ps)} programs): {s}; filing seed {smallest.seed}", flush=True)
         filed[s] = file_symptom(tools, smallest, s, args, commit, deadline)
-    report = _report(args, programs, by_symptom, known, filed, commit, stopped, time.monotonic() - start)
+    seconds = time.monotonic() - start
+    report = _report(args, programs, by_symptom, known, filed, commit, stopped, seconds)
     with open(os.path.join(args.out, "report.md"), "w", encoding="utf-8") as f:
         f.write(report)
+    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(_summary(args, programs, by_symptom, known, filed, commit, stopped, seconds), f, indent=1)
+        f.write("\n")
     print(report)
     return 1 if filed else 0
 
@@ -300,6 +311,47 @@ def _symptom_rows(by_symptom, keep, where):
         if keep(s):
             rows.append(f"| {s.replace('|', '/')} | {len(ps)} | `cds-gen {ps[0].gen_args()}` | {where(s)} |")
     return rows
+
+
+def _summary(args, programs, by_symptom, known, filed, commit, stopped, seconds):
+    """What ci/differential-merge.py needs to merge shards: counts, reach, symptoms."""
+    return {
+        "pypto": commit,
+        "seeds": [args.seed, args.seed + args.n - 1],
+        "programs": len(programs),
+        "compared": sum(1 for p in programs if p.compared()),
+        "agreeing": sum(1 for p in programs if p.compared() and not p.symptoms),
+        "stopped": stopped,
+        "seconds": round(seconds, 1),
+        "features": {f: _reach(programs, f) for f in args.features.split(",")},
+        "symptoms": {
+            s: {"programs": len(ps), "example": f"cds-gen {ps[0].gen_args()}", "harness": harness_side(s),
+                "file": known.get(s) or filed.get(s), "new": s in filed}  # fmt: skip
+            for s, ps in by_symptom.items()
+        },
+    }
+
+
+def _reach(programs, feature):
+    """[programs holding the feature, compared, both accept, same scopes]."""
+    holding = [p for p in programs if feature in p.used]
+    compared = [p for p in holding if p.compared()]
+    both_ok = [p for p in compared if p.reference.status == "ok" and p.pypto.status == "ok"]
+    return [len(holding), len(compared), len(both_ok), sum(1 for p in both_ok if p.reference.scopes == p.pypto.scopes)]
+
+
+def _reach_rows(programs, features):
+    """Per feature: the programs holding it, how many of them both passes saw, and of
+    those both accepted, on how many they gave the same scopes."""
+    rows = ["Reach by feature (programs holding it; of them, compared by both passes; of those, accepted by both,"
+            " and with the same scopes):", "",
+            "| feature | programs | compared | share | both accept | same scopes |",
+            "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for f in features:
+        holding, compared, both_ok, same = _reach(programs, f)
+        share = f"{100 * compared / holding:.0f}%" if holding else "-"
+        rows.append(f"| {f} | {holding} | {compared} | {share} | {both_ok} | {same} |")
+    return rows + [""]
 
 
 def _report(args, programs, by_symptom, known, filed, commit, stopped, seconds):
@@ -339,6 +391,7 @@ def _report(args, programs, by_symptom, known, filed, commit, stopped, seconds):
         f" {_count(compared, lambda p: p.pypto.status == 'ok' and not any(f.severity == 'error' for f in p.pypto.findings))} |",
         "",
     ]
+    lines += _reach_rows(programs, args.features.split(","))
     upstream = [s for s in by_symptom if not harness_side(s)]
     lines += [f"## Symptoms of PyPTO's passes: {len(upstream)} ({len(filed)} new, filed in corpus/upstream/)", ""]
     if upstream:

@@ -492,7 +492,8 @@ class FunctionPrinter:
         if kind == "UnknownType":
             return "pl._dump.Unknown"
         if kind == "TupleType":
-            return "pl.Tuple[" + ", ".join(self._type(e) for e in t.types) + "]"
+            # Python spells the empty tuple type Tuple[()], as the harness's printer does.
+            return "pl.Tuple[" + (", ".join(self._type(e) for e in t.types) or "()") + "]"
         if kind in ("TensorType", "DistributedTensorType", "TileType"):
             if getattr(t, "memref", None) is not None:
                 raise NotExportable(f"a {kind} with a MemRef", self.func.name)

@@ -117,9 +117,6 @@ def _function_scopes(func):
 
 
 def scope_lines(text):
-    # The text format writes the empty tuple type `pl.Tuple[]`, which Python's
-    # grammar lacks; `pl.Tuple[()]` reads the same for this reader.
-    text = text.replace("pl.Tuple[]", "pl.Tuple[()]")
     try:
         tree = ast.parse(text)
     except SyntaxError as e:
