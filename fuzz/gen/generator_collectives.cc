@@ -151,7 +151,9 @@ std::vector<int> Generator::CopyCollectiveArgs(CollKind kind) {
   TensorSig target;
   target.dtype = dt;
   if (c_.Chance(1, 3)) {
-    target.dims = {Dim{0, UsableWorldSizeTemp()}, Dim{size, -1}};
+    // A rank count that is no constant: the world size, or the module's pl.dynamic.
+    const int ranks = m_.dynamic_dim >= 0 && c_.Bool() ? m_.dynamic_dim : UsableWorldSizeTemp();
+    target.dims = {Dim{0, ranks}, Dim{size, -1}};
   } else {
     static constexpr int64_t kRows[] = {2, 4, 8};
     target.dims = {Dim{kRows[c_.Int(0, 2)], -1}, Dim{size, -1}};

@@ -322,6 +322,15 @@ TensorSig Generator::RandomPaletteSig() {
 }
 
 void Generator::MakeFunctions() {
+  if (On(Feature::kSizeSymbolic) && c_.Bool()) {
+    // `NR = pl.dynamic("NR")`: a rank count no function defines, for window shapes.
+    ValueModel nr;
+    nr.name = "NR";
+    nr.kind = ValueKind::kScalar;
+    nr.scalar_dtype = DataType::kIndex;
+    m_.values.push_back(std::move(nr));
+    m_.dynamic_dim = static_cast<int>(m_.values.size()) - 1;
+  }
   const int n_palette = static_cast<int>(c_.Int(2, 4));
   palette_.reserve(static_cast<size_t>(n_palette));
   for (int i = 0; i < n_palette; ++i) palette_.push_back(RandomPaletteSig());

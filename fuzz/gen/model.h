@@ -406,6 +406,8 @@ struct ProgramModel {
   FeatureSet enabled;           // what the swarm draw allowed
   std::vector<int> stmt_lines;  // statement id -> 1-based line in RenderText (0: none); AssignLines
   int num_stmts = 0;
+  // The value of a module-level `NR = pl.dynamic("NR")` (size_symbolic), or -1.
+  int dynamic_dim = -1;
 
   std::vector<int> HostFunctions() const;
   int FindFunction(std::string_view name) const;

@@ -32,10 +32,16 @@ class IRBuilder {
         }
       }
     }
+    std::vector<VarPtr> dynamic_dims;
+    if (m_.dynamic_dim >= 0) {
+      vars_[m_.dynamic_dim] =
+          ir::MakeVar(m_.values[m_.dynamic_dim].name, ir::ScalarTy(ir::DataType::kIndex));
+      dynamic_dims.push_back(vars_[m_.dynamic_dim]);
+    }
     std::vector<ir::FunctionPtr> fns;
     fns.reserve(m_.functions.size());
     for (const FunctionModel& f : m_.functions) fns.push_back(Function(f));
-    return ir::MakeNode<ir::Program>(m_.name, std::vector<VarPtr>{}, std::move(fns));
+    return ir::MakeNode<ir::Program>(m_.name, std::move(dynamic_dims), std::move(fns));
   }
 
  private:

@@ -66,6 +66,10 @@ class TextWriter {
     Line(0, "import pypto.language as pl");
     Line(0, "import pypto.language.distributed as pld");
     Line(0, "");
+    if (m_.dynamic_dim >= 0) {
+      LineF(0, "{} = pl.dynamic(\"{}\")", Name(m_.dynamic_dim), Name(m_.dynamic_dim));
+      Line(0, "");
+    }
     Line(0, "");
     Line(0, "@pl.program");
     LineF(0, "class {}:", m_.name);

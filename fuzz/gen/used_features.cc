@@ -15,6 +15,7 @@ class FeatureReader {
 
   FeatureSet Read() {
     if (m_.HostFunctions().size() >= 2) Set(Feature::kMultiHost);
+    if (m_.dynamic_dim >= 0) Set(Feature::kSizeSymbolic);
     for (const FunctionModel& f : m_.functions) Function(f);
     for (const AllocModel& a : m_.allocs) Alloc(a);
     for (const LoopModel& l : m_.loops) Loop(l);

@@ -23,10 +23,14 @@ class Checker final : public IRVisitor {
  public:
   std::vector<std::string> problems;
 
+  // The module's `pl.dynamic` dims are visible in every function.
+  std::vector<const Var*> module_vars;
+
   void Function(const ir::Function& f) {
     fn_ = f.name;
     blocks_.assign(1, {});
     pending_.clear();
+    for (const Var* v : module_vars) blocks_.back().insert(v);
     for (const auto& p : f.params) blocks_.back().insert(p.get());
     VisitNode(f.body);
   }
@@ -87,6 +91,7 @@ class Checker final : public IRVisitor {
 
 std::vector<std::string> WellFormedProblems(const ir::ProgramPtr& program) {
   Checker c;
+  for (const auto& d : program->dynamic_dims) c.module_vars.push_back(d.get());
   for (const auto& f : program->functions) c.Function(*f);
   return c.problems;
 }
