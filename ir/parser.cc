@@ -1061,55 +1061,6 @@ bool Parser::AtUserAlloc() {
          At(Tok::kLParen, 5);
 }
 
-namespace {
-
-template <typename T>
-bool TensorsAgree(const T& x, const T& y) {
-  return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
-         DimsEqual(x.tensor_view, y.tensor_view);
-}
-
-// Whether an annotation can be the type of a value of type `value`: false only
-// for a contradiction a reader of the text can see.
-// - Unknown on either side, at any depth, agrees with anything: it is what the
-//   parser gives results of opaque calls (and what `pl._dump.Unknown` spells),
-//   and annotating such a value is how a program states its type.
-// - A scalar annotation on a scalar value of another dtype is a conversion, as it
-//   is on a constant (`i: pl.Scalar[pl.INDEX] = 0`).
-// - Window references are not compared: they are materialized state, printed
-//   only by the tools, and a view whose back-reference disagrees with its
-//   definition's is the pass bug the verifier reports (CDS-V006); the text must
-//   carry it to the verifier rather than stop at the parser.
-// Otherwise kinds, dtypes and shapes must match.
-bool AnnotationAgrees(const TypePtr& ann, const TypePtr& value) {
-  if (ann == value || !ann || !value) return true;
-  if (ann->kind() == NodeKind::kUnknownType || value->kind() == NodeKind::kUnknownType) return true;
-  if (ann->kind() != value->kind()) return false;
-  switch (ann->kind()) {
-    case NodeKind::kTensorType:
-      return TensorsAgree(static_cast<const TensorType&>(*ann),
-                          static_cast<const TensorType&>(*value));
-    case NodeKind::kDistributedTensorType:
-      return TensorsAgree(static_cast<const DistributedTensorType&>(*ann),
-                          static_cast<const DistributedTensorType&>(*value));
-    case NodeKind::kTileType: {
-      const auto& x = static_cast<const TileType&>(*ann);
-      const auto& y = static_cast<const TileType&>(*value);
-      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape);
-    }
-    case NodeKind::kTupleType: {
-      const auto& x = static_cast<const TupleType&>(*ann);
-      const auto& y = static_cast<const TupleType&>(*value);
-      return std::equal(x.types.begin(), x.types.end(), y.types.begin(), y.types.end(),
-                        AnnotationAgrees);
-    }
-    default:  // Scalar, Ptr
-      return true;
-  }
-}
-
-}  // namespace
-
 StmtPtr Parser::ParseAssign() {
   Token name = Next();
   TypePtr ann;
@@ -2200,6 +2151,55 @@ TypePtr Parser::ParseType() {
 }
 
 }  // namespace
+
+namespace {
+
+template <typename T>
+bool TensorsAgree(const T& x, const T& y) {
+  return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape) && DimsEqual(x.memref, y.memref) &&
+         DimsEqual(x.tensor_view, y.tensor_view);
+}
+
+}  // namespace
+
+// Whether an annotation can be the type of a value of type `value`: false only
+// for a contradiction a reader of the text can see.
+// - Unknown on either side, at any depth, agrees with anything: it is what the
+//   parser gives results of opaque calls (and what `pl._dump.Unknown` spells),
+//   and annotating such a value is how a program states its type.
+// - A scalar annotation on a scalar value of another dtype is a conversion, as it
+//   is on a constant (`i: pl.Scalar[pl.INDEX] = 0`).
+// - Window references are not compared: they are materialized state, printed
+//   only by the tools, and a view whose back-reference disagrees with its
+//   definition's is the pass bug the verifier reports (CDS-V006); the text must
+//   carry it to the verifier rather than stop at the parser.
+// Otherwise kinds, dtypes and shapes must match.
+bool AnnotationAgrees(const TypePtr& ann, const TypePtr& value) {
+  if (ann == value || !ann || !value) return true;
+  if (ann->kind() == NodeKind::kUnknownType || value->kind() == NodeKind::kUnknownType) return true;
+  if (ann->kind() != value->kind()) return false;
+  switch (ann->kind()) {
+    case NodeKind::kTensorType:
+      return TensorsAgree(static_cast<const TensorType&>(*ann),
+                          static_cast<const TensorType&>(*value));
+    case NodeKind::kDistributedTensorType:
+      return TensorsAgree(static_cast<const DistributedTensorType&>(*ann),
+                          static_cast<const DistributedTensorType&>(*value));
+    case NodeKind::kTileType: {
+      const auto& x = static_cast<const TileType&>(*ann);
+      const auto& y = static_cast<const TileType&>(*value);
+      return x.dtype == y.dtype && ShapesEqual(x.shape, y.shape);
+    }
+    case NodeKind::kTupleType: {
+      const auto& x = static_cast<const TupleType&>(*ann);
+      const auto& y = static_cast<const TupleType&>(*value);
+      return std::equal(x.types.begin(), x.types.end(), y.types.begin(), y.types.end(),
+                        AnnotationAgrees);
+    }
+    default:  // Scalar, Ptr
+      return true;
+  }
+}
 
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options) {
   if (options.max_nesting_depth < 1 || options.max_nesting_depth > kMaxNestingDepthLimit) {

@@ -33,4 +33,9 @@ inline constexpr int kMaxNestingDepthLimit = 256;
 // and when options.max_nesting_depth is outside [1, kMaxNestingDepthLimit].
 ProgramPtr ParseProgram(std::string_view text, const ParseOptions& options = {});
 
+// Whether `ann`, written as an assignment's annotation, may type a value of type
+// `value` (the parser rejects the assignment otherwise; the printer writes a call
+// whose type disagrees with its variable's as pl._dump.call, which keeps both).
+bool AnnotationAgrees(const TypePtr& ann, const TypePtr& value);
+
 }  // namespace cds::ir

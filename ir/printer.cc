@@ -19,6 +19,7 @@
 #include "ir/field_values.h"
 #include "ir/lexer.h"
 #include "ir/op_registry.h"
+#include "ir/parser.h"
 #include "ir/print_prefetch.h"
 #include "ir/string_hash.h"
 #include "ir/structural_equal.h"
@@ -1041,7 +1042,10 @@ class Printer {
       }
       return;
     }
-    const bool sugar = c.attrs.empty() && kw_ok && SugarTypeMatches(c);
+    // The sugar form re-deduces the call's type and holds the annotation to it: a
+    // variable typed apart from its call keeps the recorded type in a dump call.
+    const bool sugar = c.attrs.empty() && kw_ok && SugarTypeMatches(c) &&
+                       (!annotated || AnnotationAgrees(*annotated, c.type));
     const AttrValue* name_kwarg =
         sugar && name == ops::kAllocWindowBuffer ? FindKwarg(c.kwargs, "name") : nullptr;
     const std::string* alloc_name = name_kwarg ? std::get_if<std::string>(name_kwarg) : nullptr;
