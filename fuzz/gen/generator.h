@@ -169,7 +169,7 @@ class Generator {
 
   // --- noise the pass must see through: subscripts, tensors, tuples, scalars
   // (generator_noise.cc)
-  SExpr ViewSubscript(int view, bool element, std::vector<int64_t>* lens = nullptr);
+  SExpr ViewSubscript(int view, bool element, const std::vector<int64_t>* lens = nullptr);
   int PickView();
   void GenSubscriptRead();
   void GenSubscriptAssign();

@@ -196,13 +196,11 @@ void Generator::EmitYield(int loop) {
           SExpr::Bin(ir::BinaryOp::kAdd, SExpr::VarRef(ia), SExpr::Const(c_.Int(1, 3))));
     }
   }
-  {
-    for (int ia : std::vector<int>(m_.loops[loop].iter_args)) {
-      const int r = NewValue(Fresh("res"), m_.values[ia].kind);
-      m_.values[r].scalar_dtype = m_.values[ia].scalar_dtype;
-      m_.values[r].sig = m_.values[ia].sig;
-      m_.loops[loop].results.push_back(r);
-    }
+  for (int ia : std::vector<int>(m_.loops[loop].iter_args)) {
+    const int r = NewValue(Fresh("res"), m_.values[ia].kind);
+    m_.values[r].scalar_dtype = m_.values[ia].scalar_dtype;
+    m_.values[r].sig = m_.values[ia].sig;
+    m_.loops[loop].results.push_back(r);
   }
   cur_->push_back(std::move(s));
 }

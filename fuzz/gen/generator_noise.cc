@@ -41,9 +41,9 @@ DataType SExprDType(const ProgramModel& m, const SExpr& e) {
 // A subscript of `view` as PyPTO's parser takes it: one entry per dim, no slice
 // step. `element`: an integer index per dim (`x[3]`, `x[1, 5]`). Otherwise a slice
 // per dim (`x[2:6]`, `x[0:1, 8:16]`, `x[:, 0:4]`, a start that is a scalar), of the
-// lengths in `lens` when it is given, else of lengths drawn here (and stored
-// there). A dim that is not a constant takes an index 0 or a slice `0:1`.
-SExpr Generator::ViewSubscript(int view, bool element, std::vector<int64_t>* lens) {
+// lengths in `lens` when it is given (both sides of a slice assignment), else of
+// lengths drawn here. A dim that is not a constant takes an index 0 or a slice `0:1`.
+SExpr Generator::ViewSubscript(int view, bool element, const std::vector<int64_t>* lens) {
   const TensorSig sig = m_.values[view].sig;
   ValueList scalars = UsableWhere([](const ValueModel& v) {
     return (v.kind == ValueKind::kScalar && IsIndexLike(v.scalar_dtype)) ||
@@ -51,16 +51,13 @@ SExpr Generator::ViewSubscript(int view, bool element, std::vector<int64_t>* len
   });
   std::vector<SExpr> index;
   index.reserve(sig.dims.size());
-  const bool given = lens != nullptr && !lens->empty();
-  if (lens != nullptr && !given) lens->clear();
   for (size_t i = 0; i < sig.dims.size(); ++i) {
     const int64_t extent = sig.dims[i].var >= 0 ? 1 : sig.dims[i].constant;
     if (element) {
       index.push_back(SExpr::Const(c_.Int(0, std::min<int64_t>(extent, 8) - 1)));
       continue;
     }
-    const int64_t len = given ? (*lens)[i] : c_.Int(1, std::min<int64_t>(extent, 8));
-    if (lens != nullptr && !given) lens->push_back(len);
+    const int64_t len = lens ? (*lens)[i] : c_.Int(1, std::min<int64_t>(extent, 8));
     if (len == extent && c_.Chance(1, 3)) {
       index.push_back(SExpr::SliceOf(SExpr::None(), SExpr::None(), SExpr::None()));
       continue;
